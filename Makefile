@@ -1,0 +1,36 @@
+# Everything installs into .venv; `make train` and `make test` work on a fresh machine.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+CONFIG ?= configs/default.yaml
+
+.PHONY: install train test lint bench clean
+
+$(BIN)/activate:
+	$(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+
+# torch==2.13.0 first where no torch is present: a CPU wheel on these machines
+# (an unpinned torch would pull a multi-GB CUDA build). Elsewhere, pyproject's
+# range lets users keep their own torch.
+$(VENV)/.installed: $(BIN)/activate pyproject.toml
+	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e ".[test]"
+	touch $@
+
+install: $(VENV)/.installed
+
+train: install
+	$(BIN)/python train.py --config $(CONFIG)
+
+test: install
+	$(BIN)/python -m pytest
+
+lint: install
+	$(BIN)/ruff check .
+
+bench: install
+	$(BIN)/python benchmarks/env_throughput.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info

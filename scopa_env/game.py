@@ -1,0 +1,270 @@
+"""The pure game: a match state and the step function that advances it.
+
+``new_match(rules, seed)`` deals the first hand; ``step(state, action)`` returns
+the next state and a ``StepResult`` describing what happened (the move, and the
+hand's score when it ended). ``apply`` does the same in place, for search.
+Everything is deterministic from the seed; a hand can also start from an
+explicit deck order (``new_match(..., deck=...)`` or ``start_hand``), which is
+how records are replayed.
+"""
+
+from __future__ import annotations
+
+import copy
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .cards import CODES, FULL_DECK, N_CARDS, RANK_MASK, card_id, cards_of
+from .moves import ACE_ALL_BASE, N_ACTIONS, action_move, action_text, legal_actions
+from .rules import Rules, make_rules
+from .scoring import score_hand
+
+KINGS = RANK_MASK[10]
+
+
+@dataclass
+class GameState:
+    """Everything about a match in progress (including hidden cards).
+
+    Card sets are bitmasks. ``deck`` is the current hand's 40 cards in deal order,
+    ``deck_pos`` the next card to deal. ``piles``, ``scope`` and ``match_score``
+    are per team (team = seat % 2)."""
+
+    rules: Rules
+    seed: int
+    hand_index: int = 0
+    dealer: int = 0
+    deck: tuple[int, ...] = ()
+    deck_pos: int = 0
+    hands: list[int] = field(default_factory=list)
+    table: int = 0
+    piles: list[int] = field(default_factory=lambda: [0, 0])
+    scope: list[int] = field(default_factory=lambda: [0, 0])
+    last_capture_team: int | None = None
+    to_move: int = 0
+    match_score: list[int] = field(default_factory=lambda: [0, 0])
+    done: bool = False
+    winner: int | None = None
+    redeals: int = 0  # redeals (three kings) before the current hand's deal
+
+    def copy(self) -> GameState:
+        s = copy.copy(self)
+        s.hands = list(self.hands)
+        s.piles = list(self.piles)
+        s.scope = list(self.scope)
+        s.match_score = list(self.match_score)
+        return s
+
+    @property
+    def players(self) -> int:
+        return self.rules.players
+
+    @property
+    def deck_count(self) -> int:
+        return N_CARDS - self.deck_pos
+
+    def team_of(self, seat: int) -> int:
+        return seat % 2
+
+    def legal_actions(self) -> list[int]:
+        if self.done:
+            return []
+        return legal_actions(self.hands[self.to_move], self.table, self.rules)
+
+
+@dataclass
+class MoveInfo:
+    seat: int
+    action: int
+    card: int
+    capture: int  # bitmask of the captured table cards
+    scopa: bool
+
+
+@dataclass
+class HandResult:
+    """A finished hand, in the record's terms."""
+
+    dealer: int
+    deck: tuple[int, ...]
+    last_capture_team: int | None
+    leftover: int
+    score: list[dict[str, Any]]
+
+
+@dataclass
+class StepResult:
+    move: MoveInfo
+    hand: HandResult | None = None  # set when this move ended a hand
+    match_over: bool = False
+
+
+class IllegalMoveError(ValueError):
+    """An action that is not legal in the current state."""
+
+
+def shuffled_deck(seed: int, hand_index: int, attempt: int) -> tuple[int, ...]:
+    """The deal order of a hand, from (match seed, hand number, redeal attempt)."""
+    rng = np.random.default_rng([seed, hand_index, attempt])
+    return tuple(int(c) for c in rng.permutation(N_CARDS))
+
+
+def parse_deck(deck: Any) -> tuple[int, ...]:
+    """A deck given as card ids or text codes; checks it is all 40 cards once."""
+    cards = tuple(card_id(c) if isinstance(c, str) else int(c) for c in deck)
+    if len(cards) != N_CARDS or len(set(cards)) != N_CARDS or not all(
+        0 <= c < N_CARDS for c in cards
+    ):
+        raise ValueError(f"a deck must hold each of the 40 cards exactly once, got {len(cards)} "
+                         f"entries with {len(set(cards))} distinct")
+    return cards
+
+
+def _opening_table(deck: tuple[int, ...], rules: Rules) -> int:
+    start = rules.players * rules.hand_size
+    m = 0
+    for c in deck[start:start + rules.table_size]:
+        m |= 1 << c
+    return m
+
+
+def needs_redeal(deck: tuple[int, ...], rules: Rules) -> bool:
+    return rules.redeal_three_kings and (_opening_table(deck, rules) & KINGS).bit_count() >= 3
+
+
+def _deal_round(s: GameState) -> None:
+    p, h = s.rules.players, s.rules.hand_size
+    first = (s.dealer + 1) % p
+    for i in range(p * h):
+        s.hands[(first + i) % p] |= 1 << s.deck[s.deck_pos + i]
+    s.deck_pos += p * h
+    s.to_move = first
+
+
+def start_hand(s: GameState, deck: Any = None) -> None:
+    """Shuffle (or take ``deck``) and deal a new hand in place, dealer already set."""
+    rules = s.rules
+    if deck is not None:
+        d = parse_deck(deck)
+        if needs_redeal(d, rules):
+            raise ValueError("this deck puts three or more kings on the opening table, which "
+                             "redeal_three_kings redeals: give the deck of the deal played")
+        s.redeals = 0
+    else:
+        attempt = 0
+        d = shuffled_deck(s.seed, s.hand_index, attempt)
+        while needs_redeal(d, rules):
+            attempt += 1
+            d = shuffled_deck(s.seed, s.hand_index, attempt)
+        s.redeals = attempt
+    s.deck = d
+    s.deck_pos = 0
+    s.hands = [0] * rules.players
+    s.piles = [0, 0]
+    s.scope = [0, 0]
+    s.last_capture_team = None
+    _deal_round(s)
+    s.table = _opening_table(d, rules)
+    s.deck_pos += rules.table_size
+
+
+def new_match(rules: Rules | str = "scopa", seed: int | None = None, deck: Any = None,
+              **options: Any) -> GameState:
+    """A new match with its first hand dealt (dealer = last seat)."""
+    if not isinstance(rules, Rules) or options:
+        rules = make_rules(rules, **options)
+    if seed is None:
+        seed = int(np.random.SeedSequence().generate_state(1)[0])
+    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+    s = GameState(rules=rules, seed=int(seed), dealer=rules.players - 1)
+    start_hand(s, deck)
+    return s
+
+
+def apply(s: GameState, action: int, check: bool = True, next_deck: Any = None) -> StepResult:
+    """Play ``action`` for the seat to move, in place. ``next_deck`` fixes the deal
+    order of the next hand if this move ends one (replays)."""
+    if s.done:
+        raise IllegalMoveError("the match is over: no move can be played")
+    seat = s.to_move
+    if check:
+        legal = legal_actions(s.hands[seat], s.table, s.rules)
+        if action not in legal:
+            _raise_illegal(s, action, legal)
+    mv = action_move(action, s.table)
+    team = seat % 2
+    s.hands[seat] &= ~(1 << mv.card)
+    last_play = s.deck_pos == N_CARDS and not any(s.hands)
+    scopa = False
+    if mv.capture:
+        s.table &= ~mv.capture
+        s.piles[team] |= mv.capture | (1 << mv.card)
+        s.last_capture_team = team
+        if not s.table and not mv.takes_all and (not last_play or s.rules.last_play_scopa):
+            scopa = True
+            s.scope[team] += 1
+    else:
+        s.table |= 1 << mv.card
+    result = StepResult(MoveInfo(seat, action, mv.card, mv.capture, scopa))
+    s.to_move = (seat + 1) % s.rules.players
+    if not last_play:
+        if not any(s.hands):
+            _deal_round(s)
+        return result
+    result.hand = _end_hand(s)
+    if s.done:
+        result.match_over = True
+    else:
+        s.dealer = (s.dealer + 1) % s.rules.players
+        s.hand_index += 1
+        start_hand(s, next_deck)
+    return result
+
+
+def _end_hand(s: GameState) -> HandResult:
+    leftover = s.table
+    if s.last_capture_team is not None:
+        s.piles[s.last_capture_team] |= leftover
+    s.table = 0
+    score = score_hand(s.piles, s.scope, s.rules)
+    for t in range(2):
+        s.match_score[t] += score[t]["points"]["total"]
+    a, b = s.match_score
+    target = s.rules.target_score
+    if (a >= target or b >= target) and a != b:
+        s.done = True
+        s.winner = 0 if a > b else 1
+    return HandResult(s.dealer, s.deck, s.last_capture_team, leftover, score)
+
+
+def step(s: GameState, action: int) -> tuple[GameState, StepResult]:
+    """Pure step: the state after ``action`` and what happened."""
+    nxt = s.copy()
+    return nxt, apply(nxt, action)
+
+
+def _raise_illegal(s: GameState, action: Any, legal: list[int]) -> None:
+    try:
+        what = action_text(action)
+    except ValueError:
+        what = repr(action)
+    options = ", ".join(action_text(a) for a in legal)
+    hand = " ".join(CODES[c] for c in cards_of(s.hands[s.to_move]))
+    table = " ".join(CODES[c] for c in cards_of(s.table)) or "(empty)"
+    raise IllegalMoveError(
+        f"illegal move {what} (id {action}) for seat {s.to_move}: hand {hand}, table {table}; "
+        f"legal moves: {options}")
+
+
+def hidden_cards(s: GameState, seat: int) -> int:
+    """Cards this seat cannot see: other hands and the undealt deck."""
+    seen = s.hands[seat] | s.table | s.piles[0] | s.piles[1]
+    return FULL_DECK & ~seen
+
+
+__all__ = ["GameState", "StepResult", "MoveInfo", "HandResult", "IllegalMoveError", "new_match",
+           "start_hand", "apply", "step", "shuffled_deck", "parse_deck", "needs_redeal",
+           "hidden_cards", "N_ACTIONS", "ACE_ALL_BASE"]
