@@ -13,7 +13,6 @@ A move has three views: the id, ``(card, captured_mask)`` and text (``7d``,
 from __future__ import annotations
 
 from functools import lru_cache
-from itertools import combinations
 from typing import NamedTuple
 
 import numpy as np
@@ -34,27 +33,31 @@ class Move(NamedTuple):
     takes_all: bool = False
 
 
+def _subsets_summing_to(cards: list[int], total: int) -> list[tuple[int, ...]]:
+    """Every set of 2+ of ``cards`` (ascending tuples) whose ranks sum to ``total``."""
+    found: list[tuple[int, ...]] = []
+
+    def rec(i: int, remaining: int, chosen: tuple[int, ...]) -> None:
+        if remaining == 0:
+            if len(chosen) >= 2:
+                found.append(chosen)
+            return
+        for j in range(i, len(cards)):
+            if RANK[cards[j]] <= remaining:
+                rec(j + 1, remaining - RANK[cards[j]], chosen + (cards[j],))
+
+    rec(0, total, ())
+    return found
+
+
 def _build_catalogue() -> tuple[np.ndarray, list[int], dict[int, int], np.ndarray]:
     cards = np.zeros(N_ACTIONS, dtype=np.int8)
     captures: list[int] = []
     # sets of 2+ cards summing to each rank (independent of the played card),
     # ordered by size then by sorted tuple of card ids
-    sum_sets: dict[int, list[tuple[int, ...]]] = {}
-    for r in range(1, 11):
-        lower = [c for c in range(N_CARDS) if RANK[c] < r]
-        found: list[tuple[int, ...]] = []
-
-        def rec(i: int, remaining: int, chosen: tuple[int, ...]) -> None:
-            if remaining == 0:
-                if len(chosen) >= 2:
-                    found.append(chosen)
-                return
-            for j in range(i, len(lower)):
-                if RANK[lower[j]] <= remaining:
-                    rec(j + 1, remaining - RANK[lower[j]], chosen + (lower[j],))
-
-        rec(0, r, ())
-        sum_sets[r] = sorted(found, key=lambda s: (len(s), s))
+    sum_sets = {r: sorted(_subsets_summing_to([c for c in range(N_CARDS) if RANK[c] < r], r),
+                          key=lambda s: (len(s), s))
+                for r in range(1, 11)}
     aid = 0
     for c in range(N_CARDS):
         r = RANK[c]
@@ -198,9 +201,22 @@ def card_moves(card: int, table: int, rules: Rules) -> list[int]:
     return sorted(_INDEX[key | s] for s in sets)
 
 
+_LEGAL_CACHE: dict[tuple[int, int, bool, str], tuple[int, ...]] = {}
+_LEGAL_CACHE_MAX = 1 << 18
+
+
 def legal_actions(hand: int, table: int, rules: Rules) -> list[int]:
-    """Every legal catalogue id for a player holding ``hand`` (ascending)."""
-    out: list[int] = []
-    for c in cards_of(hand):
-        out.extend(card_moves(c, table, rules))
-    return out
+    """Every legal catalogue id for a player holding ``hand`` (ascending).
+
+    Memoised on (hand, table, the two rules options that matter): search calls it
+    at every node."""
+    key = (hand, table, rules.ace_takes_all, rules.capture_rule)
+    got = _LEGAL_CACHE.get(key)
+    if got is None:
+        out: list[int] = []
+        for c in cards_of(hand):
+            out.extend(card_moves(c, table, rules))
+        if len(_LEGAL_CACHE) >= _LEGAL_CACHE_MAX:
+            _LEGAL_CACHE.clear()
+        got = _LEGAL_CACHE[key] = tuple(out)
+    return list(got)

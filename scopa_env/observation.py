@@ -9,7 +9,7 @@ Observation layout (``float32``, ``OBS_DIM`` = 216), "own" = the seat's team:
 | 80:120    | 40   | cards captured by own team this hand                           |
 | 120:160   | 40   | cards captured by the other team this hand                     |
 | 160:200   | 40   | unseen cards (not in own hand, on the table or in any pile)    |
-| 200:204   | 4    | hand sizes / hand_size, by seat relative to self (0 = self); 0 for absent seats |
+| 200:204   | 4    | hand sizes / hand_size, by seat relative to self (0 = self)   |
 | 204       | 1    | cards left in the deck / 40                                    |
 | 205:207   | 2    | match score (own, other) / target_score                        |
 | 207:209   | 2    | scope this hand (own, other) / 10                              |
@@ -22,6 +22,7 @@ differ only there encode identically for the seat.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -39,11 +40,10 @@ SCOPE = slice(207, 209)
 SEAT_FROM_DEALER = slice(209, 213)
 LAST_CAPTURE = slice(213, 216)
 
-_BITS = np.array([1 << i for i in range(N_CARDS)], dtype=np.uint64)
-
-
 def mask_to_vec(mask: int) -> np.ndarray:
-    return ((np.uint64(mask) & _BITS) != 0).astype(np.float32)
+    """A card bitmask as a 40-vector of 0/1 (float32)."""
+    b = np.array([mask], dtype="<u8").view(np.uint8)
+    return np.unpackbits(b, bitorder="little")[:N_CARDS].astype(np.float32)
 
 
 @dataclass(frozen=True)
@@ -95,41 +95,39 @@ def info_set(s: GameState, seat: int) -> InfoSet:
         scope=(s.scope[team], s.scope[1 - team]), last_capture=last, legal_actions=legal)
 
 
-def encode(s: GameState, seat: int, out: np.ndarray | None = None) -> np.ndarray:
+def encode(s: GameState, seat: int) -> np.ndarray:
     """The seat's observation vector (see the module docstring for the layout)."""
-    return encode_info(info_set_light(s, seat), s.rules, out)
-
-
-def info_set_light(s: GameState, seat: int) -> InfoSet:
-    """``info_set`` without the legal moves (cheaper, for encoding)."""
     team = seat % 2
-    own, other = s.piles[team], s.piles[1 - team]
-    return InfoSet(
-        rules=s.rules, seat=seat, dealer=s.dealer, hand=s.hands[seat], table=s.table,
-        own_pile=own, other_pile=other,
-        unseen=FULL_DECK & ~(s.hands[seat] | s.table | own | other),
-        hand_sizes=tuple(h.bit_count() for h in s.hands), deck_count=s.deck_count,
-        match_score=(s.match_score[team], s.match_score[1 - team]),
-        scope=(s.scope[team], s.scope[1 - team]),
-        last_capture=None if s.last_capture_team is None else int(s.last_capture_team != team),
-        legal_actions=())
+    lc = s.last_capture_team
+    return _encode(s.rules, seat, s.dealer, s.hands[seat], s.table, s.piles[team],
+                   s.piles[1 - team], [h.bit_count() for h in s.hands], N_CARDS - s.deck_pos,
+                   s.match_score[team], s.match_score[1 - team], s.scope[team],
+                   s.scope[1 - team], None if lc is None else int(lc != team))
 
 
-def encode_info(info: InfoSet, rules: Rules, out: np.ndarray | None = None) -> np.ndarray:
-    o = np.zeros(OBS_DIM, dtype=np.float32) if out is None else out
-    if out is not None:
-        o[:] = 0
-    masks = np.array([info.hand, info.table, info.own_pile, info.other_pile, info.unseen],
-                     dtype=np.uint64)
-    o[:200] = ((masks[:, None] & _BITS[None, :]) != 0).reshape(-1)
+def encode_info(info: InfoSet) -> np.ndarray:
+    """The observation vector of an information set (equal to ``encode`` of its state)."""
+    return _encode(info.rules, info.seat, info.dealer, info.hand, info.table, info.own_pile,
+                   info.other_pile, info.hand_sizes, info.deck_count, info.match_score[0],
+                   info.match_score[1], info.scope[0], info.scope[1], info.last_capture)
+
+
+def _encode(rules: Rules, seat: int, dealer: int, hand: int, table: int, own: int, other: int,
+            hand_sizes: Sequence[int], deck_count: int, own_score: int, other_score: int,
+            own_scope: int, other_scope: int, last_capture: int | None) -> np.ndarray:
+    o = np.zeros(OBS_DIM, dtype=np.float32)
+    unseen = FULL_DECK & ~(hand | table | own | other)
+    bits = hand | table << 40 | own << 80 | other << 120 | unseen << 160
+    o[:200] = np.unpackbits(np.frombuffer(bits.to_bytes(25, "little"), np.uint8),
+                            bitorder="little")
     p = rules.players
     for k in range(p):
-        o[200 + k] = info.hand_sizes[(info.seat + k) % p] / rules.hand_size
-    o[DECK_COUNT] = info.deck_count / 40
-    o[205] = info.match_score[0] / rules.target_score
-    o[206] = info.match_score[1] / rules.target_score
-    o[207] = info.scope[0] / 10
-    o[208] = info.scope[1] / 10
-    o[209 + (info.seat - info.dealer) % p] = 1
-    o[213 + (2 if info.last_capture is None else info.last_capture)] = 1
+        o[200 + k] = hand_sizes[(seat + k) % p] / rules.hand_size
+    o[DECK_COUNT] = deck_count / 40
+    o[205] = own_score / rules.target_score
+    o[206] = other_score / rules.target_score
+    o[207] = own_scope / 10
+    o[208] = other_scope / 10
+    o[209 + (seat - dealer) % p] = 1
+    o[213 + (2 if last_capture is None else last_capture)] = 1
     return o

@@ -1,0 +1,205 @@
+"""The ``scopa`` command: record, replay, verify and play matches; eval, ladder, train.
+
+``scopa eval``, ``scopa ladder`` and ``scopa train`` live in the ``agents`` and
+training packages (they need torch for learned agents); they are imported only
+when used.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+
+from .cards import CODES, cards_of
+from .moves import action_text, parse_action
+from .records import RecordError, append_records, load_and_verify, read_records, replay
+from .rules import NAMED_RULES, Rules, make_rules, parse_option
+
+
+def rules_from_args(name: str, players: int | None, options: Sequence[str]) -> Rules:
+    opts = dict(parse_option(o) for o in options)
+    if players is not None:
+        opts["players"] = players
+    return make_rules(name, **opts)
+
+
+def add_rules_args(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--rules", default="scopa", choices=sorted(NAMED_RULES),
+                   help="named rule set (default: scopa)")
+    p.add_argument("--players", type=int, choices=(2, 4), default=None,
+                   help="2, or 4 in teams (default: the rule set's)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="any rules option, e.g. capture_rule=fewest (repeatable)")
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    from agents import make_agent
+
+    from .play import derive_seed, play_match
+
+    rules = rules_from_args(args.rules, args.players, args.option)
+    if len(args.agents) != rules.players:
+        raise SystemExit(f"scopa record: --agents names {len(args.agents)} agents, the game "
+                         f"has {rules.players} seats")
+    progress = _progress(args.games, "matches")
+    wins = [0, 0]
+    for i in range(args.games):
+        seed = derive_seed(args.seed, i)
+        agents = [make_agent(spec, seed=derive_seed(seed, 1000 + s))
+                  for s, spec in enumerate(args.agents)]
+        rec = play_match(rules, seed, agents, args.agents)
+        append_records(args.out, [rec])
+        wins[rec["winner"]] += 1
+        progress.update(1)
+    progress.close()
+    print(f"appended {args.games} match record(s) to {args.out}; wins by team: "
+          f"{wins[0]} (seats {', '.join(args.agents[0::2])}) - "
+          f"{wins[1]} (seats {', '.join(args.agents[1::2])})")
+    return 0
+
+
+def cmd_replay(args: argparse.Namespace) -> int:
+    for k, rec in enumerate(read_records(args.file), 1):
+        if args.match is not None and k != args.match:
+            continue
+        r = rec["rules"]
+        print(f"=== match {k}: {r['name']}, {r['players']} players, seed {rec['seed']}, "
+              f"players {', '.join(rec['players'])}")
+        hand = -1
+        for st in replay(rec):
+            if st.hand != hand:
+                hand = st.hand
+                s = st.state_before
+                print(f"--- hand {hand + 1}, dealer seat {s.dealer}; table "
+                      f"{' '.join(CODES[c] for c in cards_of(s.table)) or '-'}")
+            m = st.result.move
+            table = " ".join(CODES[c] for c in cards_of(st.state_before.table)) or "-"
+            flag = "  SCOPA!" if m.scopa else ""
+            print(f"  seat {m.seat}: {action_text(m.action):<24} (table: {table}){flag}")
+            if st.result.hand is not None:
+                h = st.result.hand
+                pts = [e["points"]["total"] for e in h.score]
+                left = " ".join(CODES[c] for c in cards_of(h.leftover)) or "-"
+                print(f"  hand over: leftover {left} to team {h.last_capture_team}; "
+                      f"points {pts[0]}-{pts[1]}")
+        print(f"match score {rec['match_score'][0]}-{rec['match_score'][1]}, "
+              f"winner team {rec['winner']}")
+    return 0
+
+
+def cmd_verify(args: argparse.Namespace) -> int:
+    n = load_and_verify(args.file)
+    print(f"{args.file}: {n} record(s) verified")
+    return 0
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    """Play a match in the terminal against agents."""
+    from agents import make_agent
+
+    from .env import render_text
+    from .game import apply, new_match
+    from .observation import info_set
+
+    rules = rules_from_args(args.rules, args.players, args.option)
+    seat_h = args.seat
+    opponents = {s: make_agent(args.opponent, seed=args.seed + s)
+                 for s in range(rules.players) if s != seat_h}
+    state = new_match(rules, seed=args.seed)
+    while not state.done:
+        seat = state.to_move
+        if seat == seat_h:
+            print("\n" + render_text(state, seat_h))
+            legal = state.legal_actions()
+            for i, a in enumerate(legal):
+                print(f"  [{i}] {action_text(a)}")
+            action = None
+            while action is None:
+                try:
+                    raw = input("your move (number or text, q to quit): ").strip()
+                except EOFError:
+                    return 1
+                if raw == "q":
+                    return 0
+                try:
+                    a = legal[int(raw)] if raw.isdigit() else parse_action(raw)
+                except (ValueError, IndexError) as e:
+                    print(f"  {e}")
+                    continue
+                if a not in legal:
+                    print(f"  {action_text(a)} is not legal here")
+                    continue
+                action = a
+        else:
+            action = opponents[seat].act(info_set(state, seat))
+            print(f"seat {seat} plays {action_text(action)}")
+        res = apply(state, action)
+        if res.hand is not None:
+            pts = [e["points"]["total"] for e in res.hand.score]
+            print(f"\n*** hand over: team 0 {pts[0]} - team 1 {pts[1]}; match "
+                  f"{state.match_score[0]}-{state.match_score[1]}")
+    print(f"match over: team {state.winner} wins")
+    return 0
+
+
+def _progress(total: int, unit: str):
+    from tqdm import tqdm
+    return tqdm(total=total, unit=unit, disable=total < 20 or not sys.stderr.isatty())
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="scopa", description=__doc__.splitlines()[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("record", help="play matches between agents and append their records")
+    r.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
+                   help="one agent spec per seat, e.g. random greedy")
+    r.add_argument("--games", type=int, default=1)
+    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--out", required=True, help="JSON Lines file to append to")
+    add_rules_args(r)
+    r.set_defaults(func=cmd_record)
+    rp = sub.add_parser("replay", help="print a recorded match move by move")
+    rp.add_argument("file")
+    rp.add_argument("--match", type=int, default=None, help="1-based match number")
+    rp.set_defaults(func=cmd_replay)
+    v = sub.add_parser("verify", help="replay every record and check every score")
+    v.add_argument("file")
+    v.set_defaults(func=cmd_verify)
+    pl = sub.add_parser("play", help="play a match in the terminal against an agent")
+    pl.add_argument("--opponent", default="greedy", metavar="SPEC")
+    pl.add_argument("--seat", type=int, default=0)
+    pl.add_argument("--seed", type=int, default=0)
+    add_rules_args(pl)
+    pl.set_defaults(func=cmd_play)
+    for name, help_ in (("eval", "evaluate one agent against another (duplicate deals)"),
+                        ("ladder", "rate a set of agents in a round robin"),
+                        ("train", "self-play training from a YAML config")):
+        sp = sub.add_parser(name, help=help_, add_help=False)
+        sp.set_defaults(func=None)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv and argv[0] in ("eval", "ladder", "train"):
+        cmd, rest = argv[0], argv[1:]
+        if cmd == "eval":
+            from agents.evaluate import main as run
+        elif cmd == "ladder":
+            from agents.ladder import main as run
+        else:
+            from train import main as run
+        return run(rest)
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except BrokenPipeError:  # output piped into head & co.
+        return 0
+    except (ValueError, RecordError, OSError) as e:
+        print(f"scopa {args.command}: error: {e}", file=sys.stderr)
+        return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

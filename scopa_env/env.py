@@ -1,0 +1,239 @@
+"""PettingZoo AEC environment for Scopa (2 players, or 4 in two teams).
+
+```python
+import scopa_env
+env = scopa_env.env(rules="scopa", players=2, render_mode="ansi")
+env.reset(seed=42)
+for agent in env.agent_iter():
+    obs, reward, termination, truncation, info = env.last()
+    if termination or truncation:
+        action = None
+    else:
+        mask = obs["action_mask"]
+        action = int(env.np_random.choice(mask.nonzero()[0]))
+    env.step(action)
+```
+
+| | |
+|---|---|
+| agents | `player_0` … `player_{n-1}`; teams are seat % 2 (0 and 2 vs 1 and 3) |
+| action space | `Discrete(16204)`: the fixed (played card, captured set) catalogue of actions.md |
+| observation space | `Dict{"observation": Box(0, inf, (216,), float32), "action_mask": Box(0, 1, (16204,), int8)}` |
+| action mask | non-zero only for the agent to move, on exactly its legal ids |
+| rewards | `reward="match"` (default): +1 to the winning team's seats, -1 to the others at match end, 0 at every other step. `reward="points"`: at each hand end, own team's hand points minus the other team's (zero-sum). With `episode="hand"` and `reward="match"`, the sign of the hand's margin. |
+| episodes | `episode="match"` (default, to `target_score`) or `"hand"` (one hand) |
+| illegal actions | `illegal_action="raise"` (default): `IllegalMoveError` naming the move, the seat and the legal moves. `"lose"`: the offender gets -1, every other seat 0, and the episode ends (PettingZoo's TerminateIllegalWrapper) |
+| rules | `rules="scopa"` (or `scopone_scientifico`, `scopone`, `asso_piglia_tutto`, a `Rules`) plus any option of rules.md as a keyword: `players=4`, `capture_rule="fewest"`, `target_score=21`, … |
+
+Observation layout (own = the seat's team): 0:40 hand, 40:80 table, 80:120 own
+captures, 120:160 other team's captures, 160:200 unseen cards, 200:204 hand sizes by
+relative seat / hand_size, 204 deck count / 40, 205:207 match score / target,
+207:209 scope this hand / 10, 209:213 one-hot seat relative to dealer, 213:216
+one-hot last capturing team (own, other, nobody). See `scopa_env.observation`.
+
+`env.unwrapped.info_set(agent)` gives the same information as a structured
+`InfoSet` (for rule-based agents); `env.unwrapped.record` is the match's game
+record (game-record.md) once it is over.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium import spaces
+from pettingzoo import AECEnv
+from pettingzoo.utils import wrappers
+
+from .cards import CODES, cards_of
+from .game import GameState, IllegalMoveError, _raise_illegal, apply, new_match
+from .moves import N_ACTIONS, action_text, legal_actions
+from .observation import OBS_DIM, InfoSet, encode, info_set
+from .records import MatchRecorder
+from .rules import Rules, make_rules
+
+REWARDS = ("match", "points")
+EPISODES = ("match", "hand")
+ILLEGAL = ("raise", "lose")
+
+
+def env(**kwargs: Any) -> AECEnv:
+    """The Scopa AEC environment with PettingZoo's standard wrappers."""
+    # No AssertOutOfBoundsWrapper: raw_env checks every action against the legal
+    # set itself and names the problem (or applies illegal_action="lose").
+    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+
+
+class raw_env(AECEnv):
+    """Scopa as a PettingZoo AEC environment (see the module docstring)."""
+
+    metadata = {"render_modes": ["human", "ansi"], "name": "scopa_v0",
+                "is_parallelizable": False, "render_fps": 1}
+
+    def __init__(self, rules: str | Rules = "scopa", render_mode: str | None = None,
+                 reward: str = "match", episode: str = "match", illegal_action: str = "raise",
+                 agent_names: list[str] | None = None, **options: Any):
+        super().__init__()
+        self.rules = make_rules(rules, **options)
+        for name, value, allowed in (("reward", reward, REWARDS), ("episode", episode, EPISODES),
+                                     ("illegal_action", illegal_action, ILLEGAL)):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, "
+                                 f"got {value!r}")
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None, 'human' or 'ansi', got {render_mode!r}")
+        self.render_mode = render_mode
+        self.reward_mode, self.episode_mode, self.illegal_mode = reward, episode, illegal_action
+        n = self.rules.players
+        self.possible_agents = [f"player_{i}" for i in range(n)]
+        self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
+        self._agent_names = agent_names or ["env"] * n
+        obs_space = spaces.Dict({
+            "observation": spaces.Box(0.0, np.inf, (OBS_DIM,), np.float32),
+            "action_mask": spaces.Box(0, 1, (N_ACTIONS,), np.int8),
+        })
+        self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
+        self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
+        self.state_: GameState | None = None
+        self._seed_rng = np.random.default_rng()
+
+    def observation_space(self, agent: str) -> spaces.Space:
+        return self.observation_spaces[agent]
+
+    def action_space(self, agent: str) -> spaces.Space:
+        return self.action_spaces[agent]
+
+    # -- episode -------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None:
+            self._seed_rng = np.random.default_rng(seed)
+            self.np_random, _ = _gym_rng(seed)
+        elif not hasattr(self, "np_random") or self.np_random is None:
+            self.np_random, _ = _gym_rng(None)
+        match_seed = int(self._seed_rng.integers(2**31)) if seed is None else int(seed)
+        deck = (options or {}).get("deck")
+        self.state_ = new_match(self.rules, seed=match_seed, deck=deck)
+        self._recorder = MatchRecorder(self.state_, self._agent_names)
+        self.agents = list(self.possible_agents)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
+        self.terminations = dict.fromkeys(self.agents, False)
+        self.truncations = dict.fromkeys(self.agents, False)
+        self.infos = {a: {} for a in self.agents}
+        self._refresh_legal()
+        self.agent_selection = self.agents[self.state_.to_move]
+
+    def _refresh_legal(self) -> None:
+        s = self.state_
+        self._legal = [] if s.done else legal_actions(s.hands[s.to_move], s.table, s.rules)
+
+    def step(self, action: int | None) -> None:
+        if self.terminations[self.agent_selection] or self.truncations[self.agent_selection]:
+            self._was_dead_step(action)
+            return
+        s = self.state_
+        agent = self.agent_selection
+        seat = self.agent_name_mapping[agent]
+        if action is None or int(action) not in self._legal:
+            if self.illegal_mode == "raise":
+                _raise_illegal(s, action, self._legal)
+            self._cumulative_rewards[agent] = 0.0
+            self.terminations = dict.fromkeys(self.agents, True)
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self.rewards[agent] = -1.0
+            self.infos[agent]["illegal_move"] = repr(action)
+            self._accumulate_rewards()
+            return
+        self._cumulative_rewards[agent] = 0.0
+        result = apply(s, int(action), check=False)
+        self._recorder.observe(result, s)
+        self.rewards = dict.fromkeys(self.agents, 0.0)
+        done = result.match_over or (result.hand is not None and self.episode_mode == "hand")
+        if result.hand is not None and (self.reward_mode == "points" or done):
+            totals = [e["points"]["total"] for e in result.hand.score]
+            if self.reward_mode == "points":
+                margins = [totals[0] - totals[1], totals[1] - totals[0]]
+            elif result.match_over:
+                margins = [1.0 if s.winner == t else -1.0 for t in (0, 1)]
+            else:  # one-hand episode, match reward: the sign of the hand's margin
+                m = float(np.sign(totals[0] - totals[1]))
+                margins = [m, -m]
+            for a in self.agents:
+                self.rewards[a] = float(margins[self.agent_name_mapping[a] % 2])
+        if done:
+            self.terminations = dict.fromkeys(self.agents, True)
+            self._legal = []
+            self.agent_selection = self.agents[(seat + 1) % len(self.agents)]
+        else:
+            self._refresh_legal()
+            self.agent_selection = self.agents[s.to_move]
+        self._accumulate_rewards()
+        if self.render_mode == "human":
+            self.render()
+
+    # -- views ---------------------------------------------------------------------------
+    def observe(self, agent: str) -> dict[str, np.ndarray]:
+        seat = self.agent_name_mapping[agent]
+        mask = np.zeros(N_ACTIONS, dtype=np.int8)
+        if agent == self.agent_selection and not self.terminations[agent]:
+            mask[self._legal] = 1
+        return {"observation": encode(self.state_, seat), "action_mask": mask}
+
+    def info_set(self, agent: str) -> InfoSet:
+        """The agent's information set (legal moves filled in when it is to move)."""
+        return info_set(self.state_, self.agent_name_mapping[agent])
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The match's game record so far (complete once the match is over)."""
+        return self._recorder.record
+
+    def render(self) -> str | None:
+        if self.render_mode is None:
+            import gymnasium
+            gymnasium.logger.warn("render() called without a render_mode")
+            return None
+        text = render_text(self.state_, self.agent_name_mapping[self.agent_selection])
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+    def close(self) -> None:
+        pass
+
+
+def _gym_rng(seed: int | None) -> tuple[np.random.Generator, int]:
+    from gymnasium.utils import seeding
+    return seeding.np_random(seed)
+
+
+def render_text(s: GameState, viewer: int) -> str:
+    """A readable table of the game from ``viewer``'s seat (other hands hidden)."""
+    def show(mask: int) -> str:
+        return " ".join(CODES[c] for c in cards_of(mask)) or "-"
+
+    team = viewer % 2
+    lines = [
+        f"Scopa ({s.rules.name}, {s.rules.players} players) — hand {s.hand_index + 1}, "
+        f"dealer seat {s.dealer}, deck {s.deck_count} cards",
+        f"Match score: team 0 {s.match_score[0]} — team 1 {s.match_score[1]} "
+        f"(target {s.rules.target_score})",
+        f"Table:          {show(s.table)}",
+    ]
+    for seat in range(s.rules.players):
+        hand = show(s.hands[seat]) if seat == viewer else f"{s.hands[seat].bit_count()} cards"
+        mark = " <- to move" if seat == s.to_move and not s.done else ""
+        lines.append(f"Seat {seat} (team {seat % 2}){' [you]' if seat == viewer else ''}: "
+                     f"{hand}{mark}")
+    for t in (0, 1):
+        lines.append(f"Team {t} captures ({s.piles[t].bit_count()}, scope {s.scope[t]})"
+                     f"{' [yours]' if t == team else ''}: {show(s.piles[t])}")
+    if not s.done and s.to_move == viewer:
+        lines.append("Legal moves: " + ", ".join(action_text(a) for a in s.legal_actions()))
+    if s.done:
+        lines.append(f"Match over: team {s.winner} wins {s.match_score[0]}-{s.match_score[1]}")
+    return "\n".join(lines)
+
+
+__all__ = ["env", "raw_env", "render_text", "IllegalMoveError"]

@@ -1,0 +1,44 @@
+"""Playing whole matches with agents (duck-typed: ``agent.act(info) -> id``)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Protocol
+
+import numpy as np
+
+from .game import IllegalMoveError, _raise_illegal, apply, new_match
+from .observation import InfoSet, info_set
+from .records import MatchRecorder
+from .rules import Rules
+
+
+class Actor(Protocol):
+    spec: str
+
+    def act(self, info: InfoSet) -> int: ...
+
+
+def derive_seed(seed: int, index: int) -> int:
+    """Seed of match/deal ``index`` of a run seeded ``seed`` (same on every machine)."""
+    return int(np.random.SeedSequence([seed, index]).generate_state(1)[0] & 0x7FFFFFFF)
+
+
+def play_match(rules: Rules, seed: int, agents: Sequence[Actor],
+               names: Sequence[str] | None = None) -> dict[str, Any]:
+    """Play one match (agent ``i`` in seat ``i``) and return its game record."""
+    if len(agents) != rules.players:
+        raise ValueError(f"{len(agents)} agents for {rules.players} seats")
+    state = new_match(rules, seed=seed)
+    rec = MatchRecorder(state, list(names or [a.spec for a in agents]))
+    while not state.done:
+        seat = state.to_move
+        info = info_set(state, seat)
+        action = agents[seat].act(info)
+        if action not in info.legal_actions:
+            try:
+                _raise_illegal(state, action, list(info.legal_actions))
+            except IllegalMoveError as e:
+                raise IllegalMoveError(f"agent {agents[seat].spec!r}: {e}") from None
+        rec.observe(apply(state, int(action), check=False), state)
+    return rec.record
