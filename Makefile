@@ -24,7 +24,7 @@ train: install
 	$(BIN)/python train.py --config $(CONFIG)
 
 test: install
-	$(BIN)/python -m pytest
+	$(BIN)/python -m pytest -q
 
 lint: install
 	$(BIN)/ruff check .

@@ -10,14 +10,21 @@ how records are replayed.
 
 from __future__ import annotations
 
-import copy
 from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from .cards import CODES, FULL_DECK, N_CARDS, RANK_MASK, card_id, cards_of
-from .moves import ACE_ALL_BASE, N_ACTIONS, action_move, action_text, legal_actions
+from .moves import (
+    ACE_ALL_BASE,
+    ACTION_CAPTURE,
+    ACTION_CARD_LIST,
+    N_ACTIONS,
+    action_move,
+    action_text,
+    legal_actions,
+)
 from .rules import Rules, make_rules
 from .scoring import score_hand
 
@@ -50,11 +57,14 @@ class GameState:
     redeals: int = 0  # redeals (three kings) before the current hand's deal
 
     def copy(self) -> GameState:
-        s = copy.copy(self)
-        s.hands = list(self.hands)
-        s.piles = list(self.piles)
-        s.scope = list(self.scope)
-        s.match_score = list(self.match_score)
+        """An independent copy (the lists are copied; cards and rules are immutable)."""
+        s = object.__new__(GameState)
+        d = self.__dict__.copy()
+        d["hands"] = self.hands.copy()
+        d["piles"] = self.piles.copy()
+        d["scope"] = self.scope.copy()
+        d["match_score"] = self.match_score.copy()
+        s.__dict__ = d
         return s
 
     @property
@@ -184,9 +194,12 @@ def new_match(rules: Rules | str = "scopa", seed: int | None = None, deck: Any =
     return s
 
 
-def apply(s: GameState, action: int, check: bool = True, next_deck: Any = None) -> StepResult:
+def apply(s: GameState, action: int, check: bool = True, next_deck: Any = None,
+          deal_next: bool = True) -> StepResult:
     """Play ``action`` for the seat to move, in place. ``next_deck`` fixes the deal
-    order of the next hand if this move ends one (replays)."""
+    order of the next hand if this move ends one (replays). ``deal_next=False``
+    leaves a state whose hand just ended (and whose match did not) scored but not
+    redealt: a dead end for search, which stops at the end of the hand."""
     if s.done:
         raise IllegalMoveError("the match is over: no move can be played")
     seat = s.to_move
@@ -194,30 +207,36 @@ def apply(s: GameState, action: int, check: bool = True, next_deck: Any = None) 
         legal = legal_actions(s.hands[seat], s.table, s.rules)
         if action not in legal:
             _raise_illegal(s, action, legal)
-    mv = action_move(action, s.table)
+    if type(action) is int and 0 <= action < ACE_ALL_BASE:
+        card, capture, takes_all = ACTION_CARD_LIST[action], ACTION_CAPTURE[action], False
+    else:
+        mv = action_move(action, s.table)
+        card, capture, takes_all = mv.card, mv.capture, mv.takes_all
     team = seat % 2
-    s.hands[seat] &= ~(1 << mv.card)
-    last_play = s.deck_pos == N_CARDS and not any(s.hands)
+    hands = s.hands
+    hands[seat] &= ~(1 << card)
+    empty_hands = not any(hands)
+    last_play = empty_hands and s.deck_pos == N_CARDS
     scopa = False
-    if mv.capture:
-        s.table &= ~mv.capture
-        s.piles[team] |= mv.capture | (1 << mv.card)
+    if capture:
+        s.table &= ~capture
+        s.piles[team] |= capture | (1 << card)
         s.last_capture_team = team
-        if not s.table and not mv.takes_all and (not last_play or s.rules.last_play_scopa):
+        if not s.table and not takes_all and (not last_play or s.rules.last_play_scopa):
             scopa = True
             s.scope[team] += 1
     else:
-        s.table |= 1 << mv.card
-    result = StepResult(MoveInfo(seat, action, mv.card, mv.capture, scopa))
+        s.table |= 1 << card
+    result = StepResult(MoveInfo(seat, action, card, capture, scopa))
     s.to_move = (seat + 1) % s.rules.players
     if not last_play:
-        if not any(s.hands):
+        if empty_hands:
             _deal_round(s)
         return result
     result.hand = _end_hand(s)
     if s.done:
         result.match_over = True
-    else:
+    elif deal_next:
         s.dealer = (s.dealer + 1) % s.rules.players
         s.hand_index += 1
         start_hand(s, next_deck)

@@ -88,6 +88,8 @@ ACTION_CARD, ACTION_CAPTURE, _INDEX, ACTION_FEATURES = _build_catalogue()
 bitmask (0 for places and for the four ace-takes-all ids); ``ACTION_FEATURES``:
 16204 x 80 int8 table, played card one-hot then captured cards multi-hot (the
 ace-takes-all rows hold only the played card: their capture depends on the table)."""
+ACTION_CARD_LIST: tuple[int, ...] = tuple(int(c) for c in ACTION_CARD)
+"""``ACTION_CARD`` as Python ints (fast indexing in the step function)."""
 
 
 def action_id(card: int, capture: int = 0, takes_all: bool = False) -> int:

@@ -53,8 +53,8 @@ def score_hand(piles: list[int], scope: list[int], rules: Rules) -> list[dict[st
     for t in range(n):
         others = [o for o in range(n) if o != t]
         pts = dict.fromkeys(POINT_KEYS, 0)
-        pts["carte"] = int(all(cards[t] > cards[o] for o in others))
-        pts["denari"] = int(all(coins[t] > coins[o] for o in others))
+        pts["carte"] = int(cards[t] > 20)  # more than half of the 40: a 20-20 tie scores nobody
+        pts["denari"] = int(coins[t] > 5)  # more than half of the 10 coins
         pts["settebello"] = int(bool(piles[t] >> SETTEBELLO & 1))
         pts["primiera"] = int(prim[t] is not None
                               and all(prim[o] is None or prim[t] > prim[o] for o in others))

@@ -1,0 +1,33 @@
+"""Shared test helpers: build hand-made positions from card codes."""
+
+from __future__ import annotations
+
+from scopa_env.cards import card_id, mask_of
+from scopa_env.game import GameState
+from scopa_env.moves import legal_actions
+from scopa_env.rules import make_rules
+
+
+def m(*codes: str) -> int:
+    """Bitmask of card codes."""
+    return mask_of(card_id(c) for c in codes)
+
+
+def position(hands: list[list[str]], table: list[str], *, rules: str = "scopa",
+             deck_left: int = 0, to_move: int = 0, dealer: int | None = None,
+             piles: tuple[list[str], list[str]] = ([], []), **options) -> GameState:
+    """A mid-hand state with the given hands and table; ``deck_left`` cards stay undealt."""
+    r = make_rules(rules, **options)
+    used = [card_id(c) for h in hands for c in h] + [card_id(c) for c in table]
+    used += [card_id(c) for p in piles for c in p]
+    rest = [c for c in range(40) if c not in used]
+    deck = tuple(used + rest)  # the deck order only matters for what is left to deal
+    return GameState(rules=r, seed=0, dealer=r.players - 1 if dealer is None else dealer,
+                     deck=deck, deck_pos=40 - deck_left, hands=[m(*h) for h in hands],
+                     table=m(*table), piles=[m(*piles[0]), m(*piles[1])], to_move=to_move)
+
+
+def legal_texts(state: GameState) -> set[str]:
+    from scopa_env.moves import action_text
+    return {action_text(a) for a in legal_actions(state.hands[state.to_move], state.table,
+                                                  state.rules)}
