@@ -218,6 +218,8 @@ def legal_actions(hand: int, table: int, rules: Rules) -> list[int]:
         out: list[int] = []
         for c in cards_of(hand):
             out.extend(card_moves(c, table, rules))
+        if rules.ace_takes_all:
+            out.sort()  # the ace-takes-all ids sit after every card's own ids
         if len(_LEGAL_CACHE) >= _LEGAL_CACHE_MAX:
             _LEGAL_CACHE.clear()
         got = _LEGAL_CACHE[key] = tuple(out)
