@@ -43,7 +43,6 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 from pettingzoo import AECEnv
-from pettingzoo.utils import wrappers
 
 from .cards import CODES, cards_of
 from .game import GameState, IllegalMoveError, _raise_illegal, apply, new_match
@@ -58,10 +57,14 @@ ILLEGAL = ("raise", "lose")
 
 
 def env(**kwargs: Any) -> AECEnv:
-    """The Scopa AEC environment with PettingZoo's standard wrappers."""
-    # No AssertOutOfBoundsWrapper: raw_env checks every action against the legal
-    # set itself and names the problem (or applies illegal_action="lose").
-    return wrappers.OrderEnforcingWrapper(raw_env(**kwargs))
+    """The Scopa AEC environment.
+
+    PettingZoo's classic envs wrap ``raw_env`` in AssertOutOfBounds and
+    OrderEnforcing wrappers. ``raw_env`` does both jobs itself (every action is
+    checked against the legal set, with a message naming the problem, and calls
+    before ``reset`` raise), so ``env()`` returns it unwrapped: the wrappers'
+    attribute forwarding cost about as much per step as the game itself."""
+    return raw_env(**kwargs)
 
 
 class raw_env(AECEnv):
@@ -97,6 +100,14 @@ class raw_env(AECEnv):
         self.state_: GameState | None = None
         self._seed_rng = np.random.default_rng()
 
+    def _require_reset(self, what: str) -> None:
+        if self.state_ is None:
+            raise RuntimeError(f"call reset() before {what}()")
+
+    def agent_iter(self, max_iter: int = 2**63):
+        self._require_reset("agent_iter")
+        return super().agent_iter(max_iter)
+
     def observation_space(self, agent: str) -> spaces.Space:
         return self.observation_spaces[agent]
 
@@ -128,6 +139,7 @@ class raw_env(AECEnv):
         self._legal = [] if s.done else legal_actions(s.hands[s.to_move], s.table, s.rules)
 
     def step(self, action: int | None) -> None:
+        self._require_reset("step")
         if self.terminations[self.agent_selection] or self.truncations[self.agent_selection]:
             self._was_dead_step(action)
             return
@@ -173,6 +185,7 @@ class raw_env(AECEnv):
 
     # -- views ---------------------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:
+        self._require_reset("observe")
         seat = self.agent_name_mapping[agent]
         mask = np.zeros(N_ACTIONS, dtype=np.int8)
         if agent == self.agent_selection and not self.terminations[agent]:
@@ -189,6 +202,7 @@ class raw_env(AECEnv):
         return self._recorder.record
 
     def render(self) -> str | None:
+        self._require_reset("render")
         if self.render_mode is None:
             import gymnasium
             gymnasium.logger.warn("render() called without a render_mode")

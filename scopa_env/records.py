@@ -27,30 +27,35 @@ def _codes(mask: int) -> list[str]:
 
 class MatchRecorder:
     """Collects a match's record while it is played: call ``observe`` with every
-    ``StepResult``; ``record`` is complete once the match is over."""
+    ``StepResult``; ``record`` is complete once the match is over. Moves are kept
+    as ids and converted to text only when the record is read."""
 
     def __init__(self, state: GameState, players: list[str]):
         if len(players) != state.rules.players:
             raise ValueError(f"players names {len(players)} agents for "
                              f"{state.rules.players} seats")
-        self.record: dict[str, Any] = {
-            "format": FORMAT, "rules": state.rules.to_dict(), "seed": state.seed,
-            "players": list(players), "hands": [], "match_score": [0, 0], "winner": None}
-        self._new_hand(state)
-
-    def _new_hand(self, state: GameState) -> None:
-        self._moves: list[dict[str, Any]] = []
+        self._head: dict[str, Any] = {"format": FORMAT, "rules": state.rules.to_dict(),
+                                      "seed": state.seed, "players": list(players)}
+        self._hands: list[tuple[HandResult, list[tuple[int, int, int, bool]]]] = []
+        self._moves: list[tuple[int, int, int, bool]] = []
+        self._result: tuple[list[int], int | None] = ([0, 0], None)
 
     def observe(self, result: StepResult, state: GameState) -> None:
         m = result.move
-        self._moves.append({"seat": m.seat, "card": CODES[m.card],
-                            "capture": _codes(m.capture), "scopa": m.scopa})
+        self._moves.append((m.seat, m.card, m.capture, m.scopa))
         if result.hand is not None:
-            self.record["hands"].append(hand_entry(result.hand, self._moves))
-            self._new_hand(state)
+            self._hands.append((result.hand, self._moves))
+            self._moves = []
         if result.match_over:
-            self.record["match_score"] = list(state.match_score)
-            self.record["winner"] = state.winner
+            self._result = (list(state.match_score), state.winner)
+
+    @property
+    def record(self) -> dict[str, Any]:
+        hands = [hand_entry(h, [{"seat": seat, "card": CODES[card], "capture": _codes(cap),
+                                 "scopa": scopa} for seat, card, cap, scopa in moves])
+                 for h, moves in self._hands]
+        return {**self._head, "hands": hands, "match_score": list(self._result[0]),
+                "winner": self._result[1]}
 
 
 def hand_entry(h: HandResult, moves: list[dict[str, Any]]) -> dict[str, Any]:

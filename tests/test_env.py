@@ -166,3 +166,10 @@ def test_hidden_cards_never_change_a_seats_observation(players):
         if state.done:
             break
     assert changed > 40  # the hidden cards really were different in most twins
+
+
+def test_calls_before_reset_are_refused():
+    env = scopa_env.env()
+    for call in (lambda: env.step(0), lambda: env.observe("player_0"), env.agent_iter):
+        with pytest.raises(RuntimeError, match="call reset"):
+            call()
