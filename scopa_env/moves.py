@@ -164,6 +164,9 @@ def parse_action(text: str) -> int:
         raise ValueError(f"move text {text!r}: {e}") from None
 
 
+_BELOW = (0,) + tuple(sum(RANK_MASK[k] for k in range(1, r)) for r in range(1, 11))
+
+
 @lru_cache(maxsize=1 << 16)
 def sum_captures(table: int, rank: int) -> tuple[int, ...]:
     """Bitmasks of every set of 2+ table cards whose ranks sum to ``rank``
@@ -194,7 +197,7 @@ def card_moves(card: int, table: int, rules: Rules) -> list[int]:
     key = card << N_CARDS
     if same:
         return sorted(_INDEX[key | (1 << s)] for s in cards_of(same))
-    sets = sum_captures(table, r)
+    sets = sum_captures(table & _BELOW[r], r)  # only lower ranks can be in a sum
     if not sets:
         return [_INDEX[key]]
     if rules.capture_rule == "fewest":
