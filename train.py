@@ -1,1 +1,15 @@
+"""Train a Scopa agent with PPO self-play: ``python train.py --config configs/default.yaml``.
 
+See ``python train.py --help`` and ``--help-config``; the code lives in ``scopa_train``.
+"""
+
+from __future__ import annotations
+
+import sys
+
+from scopa_train.cli import main
+
+__all__ = ["main"]
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,16 +1,99 @@
-"""Agents: baselines (random, greedy, expert, pimc), learned policies and evaluation."""
+"""Agents: baselines (random, greedy, expert, pimc), learned policies and evaluation.
 
-from .base import Agent, RandomAgent
+Agents are named by spec strings everywhere (CLI, configs, records):
 
-AGENTS = {"random": RandomAgent}
+- ``random``: uniform over the legal moves;
+- ``greedy``: best immediate capture, else the card that gives the opponent least;
+- ``expert``: rule-of-thumb player (card counting, no cheap scopa, sevens, last capture);
+- ``pimc`` / ``pimc:worlds=12,depth=5``: perfect-information Monte Carlo search;
+- ``ckpt:PATH``: a trained policy (checkpoint file or run directory);
+- ``pretrained``: the shipped trained policy.
+
+``make_agent(spec, seed)`` builds one; an unknown name or parameter raises
+``ValueError`` listing what exists. Every agent has ``spec`` and ``act(info) -> id``;
+built-in ones also ``act_batch(infos)``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .base import Agent, BaseAgent, RandomAgent
+from .expert import ExpertAgent
+from .greedy import GreedyAgent
+from .pimc import PIMCAgent
+
+AGENTS: dict[str, type[BaseAgent]] = {
+    cls.name: cls for cls in (RandomAgent, GreedyAgent, ExpertAgent, PIMCAgent)}
+LEARNED = {"ckpt": "ckpt:PATH  (a trained policy: checkpoint file or run directory)",
+           "pretrained": "pretrained  (the shipped trained policy)"}
+
+
+def known_specs() -> list[str]:
+    """One line per agent name: its spec form and what it does."""
+    out = []
+    for name, cls in AGENTS.items():
+        form = name
+        if cls.PARAMS:
+            form += ":" + ",".join(f"{k}={d}" for k, (_, d, _) in cls.PARAMS.items())
+        out.append(f"{form}  ({cls.summary})")
+    out.extend(LEARNED.values())
+    return out
+
+
+def _known_text() -> str:
+    return "known agents:\n  " + "\n  ".join(known_specs())
+
+
+def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
+    """``"pimc:worlds=8,depth=3"`` -> ``("pimc", {"worlds": 8, "depth": 3})`` (typed and
+    checked against the agent's parameters). ``ckpt:PATH`` -> ``("ckpt", {"path": PATH})``."""
+    if not isinstance(spec, str) or not spec.strip():
+        raise ValueError(f"agent spec {spec!r} is empty; {_known_text()}")
+    spec = spec.strip()
+    name, _, rest = spec.partition(":")
+    name = name.strip()
+    if name == "ckpt":
+        if not rest.strip():
+            raise ValueError("agent spec 'ckpt:' needs a path: ckpt:PATH")
+        return name, {"path": rest.strip()}
+    if name == "pretrained":
+        if rest.strip():
+            raise ValueError(f"agent 'pretrained' takes no parameters, got {spec!r}")
+        return name, {}
+    if name not in AGENTS:
+        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; {_known_text()}")
+    cls = AGENTS[name]
+    params: dict[str, Any] = {}
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        key, eq, raw = (x.strip() for x in item.partition("="))
+        if key not in cls.PARAMS:
+            have = ", ".join(f"{k} ({h}, default {d})" for k, (_, d, h) in cls.PARAMS.items())
+            raise ValueError(f"agent {name!r} has no parameter {key!r}; "
+                             + (f"its parameters: {have}" if have else "it takes none"))
+        if not eq or not raw:
+            raise ValueError(f"parameter {key!r} of agent {name!r} needs a value: {key}=VALUE")
+        typ = cls.PARAMS[key][0]
+        try:
+            params[key] = typ(raw)
+        except ValueError:
+            raise ValueError(f"parameter {key!r} of agent {name!r} takes a {typ.__name__}, "
+                             f"got {raw!r}") from None
+    return name, params
 
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
-    """An agent from its spec string (``"random"``)."""
-    name = spec.split(":", 1)[0]
-    if name not in AGENTS:
-        raise ValueError(f"unknown agent {spec!r}; known: {', '.join(AGENTS)}")
-    return AGENTS[name](seed=seed)
+    """An agent from its spec string (``"random"``, ``"pimc:worlds=12,depth=5"``, ...)."""
+    name, params = parse_spec(spec)
+    if name in LEARNED:
+        try:
+            from . import learned
+        except ImportError as e:
+            raise ValueError(f"agent spec {spec!r} needs agents.learned (trained policies), "
+                             f"which could not be imported: {e}") from e
+        return learned.load_policy_agent(params.get("path"), seed=seed)
+    return AGENTS[name](seed=seed, **params)
 
 
-__all__ = ["Agent", "RandomAgent", "make_agent", "AGENTS"]
+__all__ = ["Agent", "BaseAgent", "RandomAgent", "GreedyAgent", "ExpertAgent", "PIMCAgent",
+           "make_agent", "parse_spec", "known_specs", "AGENTS"]

@@ -1,13 +1,21 @@
-"""The agent interface: an agent sees one seat's information set and returns a catalogue id."""
+"""The agent interface: an agent sees one seat's information set and returns a catalogue id.
+
+An agent is any object with a ``spec`` string and ``act(info) -> int``; ``info`` is
+``scopa_env.observation.InfoSet`` (the seat's hand, the table, both piles, the
+unseen cards, hand sizes, scores and the legal ids), which holds nothing the seat
+may not know. ``act_batch(infos)`` is the optional batched form (one id per
+information set, e.g. for a neural network over many games at once).
+"""
 
 from __future__ import annotations
 
 import random
-from typing import Protocol
+from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from scopa_env.observation import InfoSet
 
 
+@runtime_checkable
 class Agent(Protocol):
     """``act`` gets the seat's ``InfoSet`` (with ``legal_actions``) and returns one
     of those ids. ``spec`` is the string that names the agent (``"random"``)."""
@@ -17,12 +25,37 @@ class Agent(Protocol):
     def act(self, info: InfoSet) -> int: ...
 
 
-class RandomAgent:
+class BaseAgent:
+    """Shared plumbing of the built-in agents: the spec, a seeded RNG and ``act_batch``.
+
+    ``PARAMS`` maps each spec parameter to ``(type, default, help)``."""
+
+    name: ClassVar[str] = ""
+    summary: ClassVar[str] = ""
+    PARAMS: ClassVar[dict[str, tuple[type, Any, str]]] = {}
+
+    def __init__(self, seed: int | None = None, **params: Any):
+        self.params = {k: params.get(k, d) for k, (_, d, _) in self.PARAMS.items()}
+        self.rng = random.Random(seed)
+        self.spec = self.name + (":" + ",".join(f"{k}={v}" for k, v in self.params.items())
+                                 if self.params else "")
+
+    def act(self, info: InfoSet) -> int:
+        raise NotImplementedError
+
+    def act_batch(self, infos: list[InfoSet]) -> list[int]:
+        """One id per information set (in order)."""
+        return [self.act(i) for i in infos]
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.spec}>"
+
+
+class RandomAgent(BaseAgent):
     """Uniform over the legal moves."""
 
-    def __init__(self, seed: int | None = None):
-        self.spec = "random"
-        self.rng = random.Random(seed)
+    name = "random"
+    summary = "uniform over the legal moves"
 
     def act(self, info: InfoSet) -> int:
         return self.rng.choice(info.legal_actions)

@@ -84,7 +84,7 @@ class GameState:
         return legal_actions(self.hands[self.to_move], self.table, self.rules)
 
 
-@dataclass
+@dataclass(slots=True)
 class MoveInfo:
     seat: int
     action: int
@@ -104,7 +104,7 @@ class HandResult:
     score: list[dict[str, Any]]
 
 
-@dataclass
+@dataclass(slots=True)
 class StepResult:
     move: MoveInfo
     hand: HandResult | None = None  # set when this move ended a hand

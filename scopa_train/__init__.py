@@ -1,0 +1,1 @@
+"""PPO self-play training for Scopa: config, network, rollouts, PPO, checkpoints, CLI."""

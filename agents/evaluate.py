@@ -1,0 +1,405 @@
+"""Strength evaluation by duplicate deals (evaluation.md): ``scopa eval A B``.
+
+Protocol:
+- **Hands.** Deal ``i`` (``0 <= i < hands``) is the first hand of a match seeded from
+  (evaluation seed, ``i``); it is played twice, A's side in team 0 then in team 1 (in
+  4-player games A holds seats 0 and 2, then 1 and 3), each time to the end of that
+  hand. Deal ``i``'s margin is the mean over the two seatings of (A's hand points -
+  B's); the primary figure is the mean margin with its 95% interval (1.96 x the
+  paired standard error), and the same for every scoring category.
+- **Matches.** ``matches`` paired matches (default ``hands // 10``) to the rules'
+  ``target_score``, each seeded from (evaluation seed, ``j``) in a separate stream
+  and played in both seatings; A's match win rate has a Wilson 95% interval.
+- **Determinism.** Work is cut into units of ``UNIT`` deals (or matches), each with
+  its own agent instances seeded from (evaluation seed, unit); units are the same
+  whatever ``workers`` is, so every figure but the timings is identical for any
+  number of worker processes. Games of a unit are played in lockstep, so an agent
+  with its own ``act_batch`` (a neural network) gets one call per step of the unit.
+- **Timing.** Wall time of each ``act`` call (or of a batched call divided by its
+  size): median, 95th percentile and mean per agent, also over moves with a choice.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import sys
+import time
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from scopa_env.game import GameState, IllegalMoveError, apply, new_match
+from scopa_env.observation import info_set
+from scopa_env.rules import NAMED_RULES, Rules, make_rules, parse_option
+from scopa_env.scoring import POINT_KEYS
+
+from .base import Agent, BaseAgent
+from .stats import mean_ci, quantiles_ms, wilson
+
+UNIT = 8
+CATEGORIES = ("carte", "denari", "settebello", "primiera", "scope", "re_bello", "napola")
+
+AgentLike = str | Agent | Callable[[int], Agent]
+
+
+def derive_seed(*keys: int) -> int:
+    """A 63-bit seed from a tuple of non-negative integers (same on every machine)."""
+    state = np.random.SeedSequence([int(k) for k in keys]).generate_state(2, dtype=np.uint32)
+    return int(state[0]) << 31 | int(state[1]) >> 1
+
+
+def deal_seed(seed: int, i: int) -> int:
+    """Seed of deal ``i`` of an evaluation seeded ``seed``."""
+    return derive_seed(seed, 0, i)
+
+
+def match_seed(seed: int, j: int) -> int:
+    """Seed of match ``j`` of an evaluation seeded ``seed``."""
+    return derive_seed(seed, 1, j)
+
+
+def default_matches(hands: int) -> int:
+    """Paired matches played by default alongside ``hands`` paired hands."""
+    return hands // 10
+
+
+def resolve_rules(rules: str | Rules = "scopa", players: int | None = None,
+                  options: dict[str, Any] | None = None) -> Rules:
+    """A ``Rules`` from a name (or ``Rules``), a player count and extra options."""
+    opts = dict(options or {})
+    if players is not None:
+        opts["players"] = players
+    return make_rules(rules, **opts)
+
+
+def spec_of(agent: AgentLike) -> str:
+    """The name an agent goes by in reports."""
+    if isinstance(agent, str):
+        return agent
+    spec = getattr(agent, "spec", None)
+    if spec is None and callable(agent):
+        spec = getattr(agent, "__name__", repr(agent))
+    return str(spec)
+
+
+def build_agent(agent: AgentLike, seed: int) -> Agent:
+    """An agent for one unit of work: a spec is built with ``seed``, a factory is
+    called with it, an agent object is used as it is."""
+    if isinstance(agent, str):
+        from . import make_agent
+        return make_agent(agent, seed=seed)
+    if hasattr(agent, "act"):
+        return agent  # type: ignore[return-value]
+    if callable(agent):
+        return agent(seed)
+    raise TypeError(f"an agent must be a spec string, an agent (with .act) or a factory "
+                    f"seed -> agent, got {agent!r}")
+
+
+def _batched(agent: Agent) -> bool:
+    fn = getattr(type(agent), "act_batch", None)
+    return fn is not None and fn is not BaseAgent.act_batch
+
+
+def _canonical(agent: AgentLike) -> str:
+    """A spec with every parameter spelled out (``pimc`` -> ``pimc:worlds=12,depth=5``)."""
+    if isinstance(agent, str):
+        from . import AGENTS, parse_spec
+        name, params = parse_spec(agent)
+        return AGENTS[name](seed=0, **params).spec if name in AGENTS else agent.strip()
+    return spec_of(agent)
+
+
+def play_unit(a: AgentLike, b: AgentLike, rules: Rules, seed: int, kind: str, unit: int,
+              count: int) -> dict[str, Any]:
+    """Play one unit: deals (``kind="hand"``) or matches (``"match"``) number
+    ``unit * UNIT`` .. , both seatings, in lockstep. Returns per-game results and
+    the move times of each side."""
+    start, stop = unit * UNIT, min((unit + 1) * UNIT, count)
+    kind_id = 0 if kind == "hand" else 1
+    agents = [build_agent(a, derive_seed(seed, 2 + kind_id, unit, 0)),
+              build_agent(b, derive_seed(seed, 2 + kind_id, unit, 1))]
+    batched = [_batched(x) for x in agents]
+    states: list[GameState] = []
+    a_team: list[int] = []
+    index: list[int] = []
+    for i in range(start, stop):
+        s_ = deal_seed(seed, i) if kind == "hand" else match_seed(seed, i)
+        for t in (0, 1):
+            states.append(new_match(rules, seed=s_))
+            a_team.append(t)
+            index.append(i)
+    results: list[Any] = [None] * len(states)
+    hands_played = [0] * len(states)
+    times: list[list[float]] = [[], []]
+    choice_times: list[list[float]] = [[], []]
+    cpu_times: list[list[float]] = [[], []]
+    active = list(range(len(states)))
+    while active:
+        todo: list[list[tuple[int, Any]]] = [[], []]
+        for g in active:
+            s = states[g]
+            side = 0 if s.to_move % 2 == a_team[g] else 1
+            todo[side].append((g, info_set(s, s.to_move)))
+        for side in (0, 1):
+            items = todo[side]
+            if not items:
+                continue
+            agent = agents[side]
+            if batched[side]:
+                t0, c0 = time.perf_counter(), time.process_time()
+                acts = agent.act_batch([info for _, info in items])  # type: ignore[attr-defined]
+                per = (time.perf_counter() - t0) / len(items)
+                cpu_per = (time.process_time() - c0) / len(items)
+                dts = [per] * len(items)
+                cpus = [cpu_per] * len(items)
+            else:
+                acts, dts, cpus = [], [], []
+                for _, info in items:
+                    t0, c0 = time.perf_counter(), time.process_time()
+                    acts.append(agent.act(info))
+                    dts.append(time.perf_counter() - t0)
+                    cpus.append(time.process_time() - c0)
+            for (g, info), act, dt, cpu in zip(items, acts, dts, cpus, strict=True):
+                times[side].append(dt)
+                cpu_times[side].append(cpu)
+                if len(info.legal_actions) > 1:
+                    choice_times[side].append(dt)
+                if act not in info.legal_actions:
+                    raise IllegalMoveError(
+                        f"agent {agent.spec!r} (seat {info.seat}) returned {act!r}, which is "
+                        f"not one of the legal ids {list(info.legal_actions)}")
+                s = states[g]
+                res = apply(s, int(act), check=False)
+                if res.hand is None:
+                    continue
+                hands_played[g] += 1
+                if kind == "hand":
+                    t = a_team[g]
+                    sc = res.hand.score
+                    results[g] = ([sc[t]["points"][k] for k in POINT_KEYS],
+                                  [sc[1 - t]["points"][k] for k in POINT_KEYS])
+                elif res.match_over:
+                    results[g] = (int(s.winner == a_team[g]), hands_played[g],
+                                  s.match_score[a_team[g]], s.match_score[1 - a_team[g]])
+        active = [g for g in active if results[g] is None]
+    return {"kind": kind, "unit": unit, "index": index, "a_team": a_team, "results": results,
+            "times": times, "choice_times": choice_times, "cpu_times": cpu_times}
+
+
+def _play_unit_job(job: tuple) -> dict[str, Any]:
+    return play_unit(*job)
+
+
+def evaluate(spec_a: AgentLike, spec_b: AgentLike, hands: int, seed: int,
+             rules: str | Rules = "scopa", players: int | None = 2, workers: int = 1,
+             options: dict[str, Any] | None = None, progress: bool = False,
+             matches: int | None = None) -> dict[str, Any]:
+    """Evaluate A against B under evaluation.md's protocol; a JSON-able dict.
+
+    ``spec_a`` / ``spec_b``: spec strings, agent objects (``workers=1`` only) or
+    picklable factories ``seed -> agent``. ``players=None`` keeps the rule set's."""
+    if hands < 1:
+        raise ValueError(f"hands must be at least 1, got {hands}")
+    if workers < 1:
+        raise ValueError(f"workers must be at least 1, got {workers}")
+    r = resolve_rules(rules, players, options)
+    n_matches = default_matches(hands) if matches is None else matches
+    if n_matches < 0:
+        raise ValueError(f"matches must be non-negative, got {n_matches}")
+    for x in (spec_a, spec_b):
+        if isinstance(x, str):
+            from . import parse_spec
+            parse_spec(x)  # fail early, in the parent, with the list of agents
+        elif workers > 1 and hasattr(x, "act"):
+            raise ValueError("an agent object cannot be shared by worker processes: pass a "
+                             "spec string or a picklable factory, or use workers=1")
+    jobs = [(spec_a, spec_b, r, seed, "hand", u, hands) for u in range(-(-hands // UNIT))]
+    jobs += [(spec_a, spec_b, r, seed, "match", u, n_matches)
+             for u in range(-(-n_matches // UNIT))]
+    t0 = time.perf_counter()
+    bar = None
+    if progress:
+        from tqdm import tqdm
+        bar = tqdm(total=hands + n_matches, unit="deal", desc=f"{spec_of(spec_a)} vs "
+                   f"{spec_of(spec_b)}", file=sys.stderr, dynamic_ncols=True)
+    outs: list[dict[str, Any]] = []
+
+    def done(out: dict[str, Any]) -> None:
+        outs.append(out)
+        if bar is not None:
+            bar.update(len(out["index"]) // 2)
+
+    if workers == 1:
+        for job in jobs:
+            done(play_unit(*job))
+    else:
+        ctx = mp.get_context("spawn")
+        with ctx.Pool(min(workers, len(jobs))) as pool:
+            for out in pool.imap_unordered(_play_unit_job, jobs):
+                done(out)
+    if bar is not None:
+        bar.close()
+    elapsed = time.perf_counter() - t0
+    outs.sort(key=lambda o: (o["kind"] != "hand", o["unit"]))
+    return summarise(outs, spec_a, spec_b, r, hands, n_matches, seed, workers, elapsed)
+
+
+def summarise(outs: Sequence[dict[str, Any]], spec_a: AgentLike, spec_b: AgentLike, rules: Rules,
+              hands: int, n_matches: int, seed: int, workers: int, elapsed: float
+              ) -> dict[str, Any]:
+    """The report dict from the units' results (in unit order)."""
+    pa = np.zeros((hands, 2, len(POINT_KEYS)))
+    pb = np.zeros((hands, 2, len(POINT_KEYS)))
+    wins = np.zeros((n_matches, 2))
+    mhands = np.zeros((n_matches, 2))
+    times: list[list[float]] = [[], []]
+    choice: list[list[float]] = [[], []]
+    cpu: list[list[float]] = [[], []]
+    for o in outs:
+        for side in (0, 1):
+            times[side].extend(o["times"][side])
+            choice[side].extend(o["choice_times"][side])
+            cpu[side].extend(o["cpu_times"][side])
+        for i, t, res in zip(o["index"], o["a_team"], o["results"], strict=True):
+            if o["kind"] == "hand":
+                pa[i, t], pb[i, t] = res
+            else:
+                wins[i, t], mhands[i, t] = res[0], res[1]
+    tot = POINT_KEYS.index("total")
+    margin = (pa[:, :, tot] - pb[:, :, tot]).mean(axis=1)
+    ppm = mean_ci(margin)
+    cats = {}
+    for k in CATEGORIES:
+        if k == "re_bello" and not rules.re_bello or k == "napola" and not rules.napola:
+            continue
+        c = POINT_KEYS.index(k)
+        m = mean_ci((pa[:, :, c] - pb[:, :, c]).mean(axis=1))
+        cats[k] = {"a": float(pa[:, :, c].mean()), "b": float(pb[:, :, c].mean()),
+                   "margin": m["mean"], "ci95": [m["low"], m["high"]]}
+    n_games = 2 * n_matches
+    won = float(wins.sum())
+    lo, hi = wilson(won, n_games)
+    name_a, name_b = _canonical(spec_a), _canonical(spec_b)
+    return {
+        "a": name_a, "b": name_b, "rules": rules.to_dict(), "players": rules.players,
+        "seed": seed, "hands": hands, "hand_games": 2 * hands,
+        "points_per_hand": {
+            "margin": ppm["mean"], "ci95": [ppm["low"], ppm["high"]],
+            "half_width": ppm["half_width"], "sd": ppm["sd"],
+            "a": float(pa[:, :, tot].mean()), "b": float(pb[:, :, tot].mean())},
+        "categories": cats,
+        "matches": {
+            "paired": n_matches, "played": n_games, "a_wins": int(won),
+            "win_rate": won / n_games if n_games else None,
+            "ci95": [lo, hi] if n_games else None,
+            "hands_per_match": float(mhands.mean()) if n_games else None,
+            "target_score": rules.target_score},
+        "timing": {side: _timing(times[k], choice[k], cpu[k])
+                   for k, side in enumerate(("a", "b"))},
+        "workers": workers, "elapsed_s": elapsed,
+    }
+
+
+def _timing(wall: list[float], choice: list[float], cpu: list[float]) -> dict[str, Any]:
+    q = quantiles_ms(wall)
+    c = quantiles_ms(cpu)
+    return {**q, "median_ms_with_choice": quantiles_ms(choice)["median_ms"],
+            "cpu_median_ms": c["median_ms"], "cpu_p95_ms": c["p95_ms"]}
+
+
+def format_report(res: dict[str, Any]) -> str:
+    """The human-readable report of an ``evaluate`` result."""
+    a, b = res["a"], res["b"]
+    p = res["points_per_hand"]
+    r = res["rules"]
+    wa, wb = max(len(a), 8), max(len(b), 8)
+    lines = [
+        f"{a} vs {b}: {r['name']}, {res['players']} players, {res['hands']} paired hands "
+        f"({res['hand_games']} hands), seed {res['seed']}",
+        f"points per hand, {a} - {b}: {p['margin']:+.3f} "
+        f"[95% CI {p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}]  "
+        f"({a} {p['a']:.3f}, {b} {p['b']:.3f} per hand)",
+    ]
+    m = res["matches"]
+    if m["played"]:
+        lines.append(
+            f"match win rate of {a} (to {m['target_score']}): {100 * m['win_rate']:.1f}% "
+            f"[95% CI {100 * m['ci95'][0]:.1f}%, {100 * m['ci95'][1]:.1f}%] over "
+            f"{m['played']} matches ({m['paired']} paired, {m['hands_per_match']:.1f} "
+            f"hands each)")
+    lines.append("")
+    lines.append(f"{'category':<12}{a:>{wa + 2}}{b:>{wb + 2}}{'margin':>9}   95% CI")
+    for k, c in res["categories"].items():
+        lines.append(f"{k:<12}{c['a']:>{wa + 2}.3f}{c['b']:>{wb + 2}.3f}{c['margin']:>+9.3f}"
+                     f"   [{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]")
+    lines.append("")
+    w = max(wa, wb) + 2
+    lines.append(f"{'time per move':<{w}}{'median':>10}{'p95':>10}{'mean':>10}"
+                 f"{'median*':>10}{'cpu med':>10}{'cpu p95':>10}")
+    for side, name in (("a", a), ("b", b)):
+        t = res["timing"][side]
+        lines.append(f"{name:<{w}}{t['median_ms']:>10.3f}{t['p95_ms']:>10.3f}"
+                     f"{t['mean_ms']:>10.3f}{t['median_ms_with_choice']:>10.3f}"
+                     f"{t['cpu_median_ms']:>10.3f}{t['cpu_p95_ms']:>10.3f}")
+    lines.append("(ms of wall time, cpu = process CPU time; * = moves with a choice)")
+    lines.append(f"({res['elapsed_s']:.1f} s, {res['workers']} worker(s))")
+    return "\n".join(lines)
+
+
+def add_common_args(p: argparse.ArgumentParser) -> None:
+    """Options shared by ``scopa eval`` and ``scopa ladder``."""
+    p.add_argument("--hands", type=int, default=1000,
+                   help="paired hands (deals, each played in both seatings; default 1000)")
+    p.add_argument("--matches", type=int, default=None,
+                   help="paired matches for the win rate (default: hands // 10; 0: none)")
+    p.add_argument("--seed", type=int, default=0, help="evaluation seed (default 0)")
+    p.add_argument("--rules", default="scopa", choices=sorted(NAMED_RULES),
+                   help="named rule set (default scopa)")
+    p.add_argument("--players", type=int, choices=(2, 4), default=None,
+                   help="2, or 4 in two teams (default: the rule set's)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="any rules option, e.g. capture_rule=fewest (repeatable)")
+    p.add_argument("--workers", type=int, default=1,
+                   help="worker processes (results are identical for any number)")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress bar on stderr (default: when stderr is a terminal)")
+
+
+def options_from_args(args: argparse.Namespace) -> dict[str, Any]:
+    return dict(parse_option(o) for o in args.option)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``scopa eval SPEC_A SPEC_B --hands N --seed S [...]``."""
+    p = argparse.ArgumentParser(
+        prog="scopa eval", description="Evaluate agent A against agent B on paired, "
+        "seat-swapped deals (evaluation.md).")
+    p.add_argument("spec_a", metavar="SPEC_A", help="agent spec, e.g. pimc:worlds=12,depth=5")
+    p.add_argument("spec_b", metavar="SPEC_B", help="agent spec, e.g. greedy")
+    add_common_args(p)
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.add_argument("--save", metavar="PATH", help="also write the JSON object to PATH")
+    args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    try:
+        res = evaluate(args.spec_a, args.spec_b, args.hands, args.seed, rules=args.rules,
+                       players=args.players, workers=args.workers,
+                       options=options_from_args(args), progress=progress,
+                       matches=args.matches)
+    except ValueError as e:
+        print(f"scopa eval: error: {e}", file=sys.stderr)
+        return 2
+    text = json.dumps(res, indent=2)
+    if args.save:
+        with open(args.save, "w", encoding="utf-8") as f:
+            f.write(text + "\n")
+    print(text if args.json else format_report(res))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,243 @@
+"""Round-robin ladder: ``scopa ladder SPEC ... --hands N --out DIR``.
+
+Every pair of agents is evaluated with ``agents.evaluate.evaluate`` (paired,
+seat-swapped deals and matches). Two ratings are fitted, both anchored at
+``random`` = 0 (or at the first agent when ``random`` is not in the ladder):
+
+- **Elo** (Bradley-Terry on match results, 400 x log10 of the strength ratio; every
+  pair gets half a virtual win each way so a clean sweep stays finite), with a 95%
+  interval from the inverse Fisher information;
+- **points per hand** above the anchor (weighted least squares on the pairwise
+  points-per-hand margins), with its 95% interval.
+
+``DIR`` receives ``ratings.csv``, ``ratings.json`` (ratings, pairwise results and the
+parameters), ``ladder.md`` and ``ladder.png``; each pair's full evaluation is kept
+in ``DIR/pairs/`` and reused when the ladder is re-run with the same parameters.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import json
+import re
+import sys
+from collections.abc import Sequence
+from itertools import combinations
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from .evaluate import _canonical, add_common_args, evaluate, options_from_args, resolve_rules
+from .stats import Z95, additive_ratings, bradley_terry
+
+
+def _slug(spec: str) -> str:
+    return re.sub(r"[^A-Za-z0-9_.=-]+", "_", spec)[:60]
+
+
+def run_pairs(specs: Sequence[str], hands: int, seed: int, out: Path, rules: str = "scopa",
+              players: int | None = None, options: dict[str, Any] | None = None,
+              workers: int = 1, matches: int | None = None, progress: bool = False,
+              log: Any = None) -> list[dict[str, Any]]:
+    """Evaluate every pair (cached in ``out/pairs``); one result per pair, in order."""
+    pairs_dir = out / "pairs"
+    pairs_dir.mkdir(parents=True, exist_ok=True)
+    results = []
+    for i, j in combinations(range(len(specs)), 2):
+        a, b = specs[i], specs[j]
+        path = pairs_dir / f"{i:02d}-{_slug(a)}__{j:02d}-{_slug(b)}.json"
+        params = {"a": a, "b": b, "hands": hands, "seed": seed, "rules": rules,
+                  "players": players, "options": options or {}, "matches": matches}
+        if path.exists():
+            cached = json.loads(path.read_text(encoding="utf-8"))
+            if cached.get("params") == params:
+                results.append(cached["result"])
+                if log:
+                    print(f"{a} vs {b}: reusing {path}", file=log)
+                continue
+        res = evaluate(a, b, hands, seed, rules=rules, players=players, workers=workers,
+                       options=options, progress=progress, matches=matches)
+        path.write_text(json.dumps({"params": params, "result": res}, indent=1) + "\n",
+                        encoding="utf-8")
+        if log:
+            p = res["points_per_hand"]
+            print(f"{res['a']} vs {res['b']}: {p['margin']:+.3f} "
+                  f"[{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}] points/hand "
+                  f"({res['elapsed_s']:.0f} s)", file=log)
+        results.append(res)
+    return results
+
+
+def fit(names: Sequence[str], results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """Ratings of ``names`` from pairwise ``evaluate`` results (canonical specs)."""
+    n = len(names)
+    idx = {s: k for k, s in enumerate(names)}
+    anchor = next((k for k, s in enumerate(names) if s == "random"), 0)
+    wins = np.zeros((n, n))
+    rows = []
+    pairs = []
+    for r in results:
+        i, j = idx[r["a"]], idx[r["b"]]
+        m = r["matches"]
+        if m["played"]:
+            wins[i, j] += m["a_wins"]
+            wins[j, i] += m["played"] - m["a_wins"]
+        p = r["points_per_hand"]
+        se = p["half_width"] / Z95
+        rows.append((i, j, p["margin"], se))
+        pairs.append({"a": r["a"], "b": r["b"], "margin": p["margin"], "ci95": p["ci95"],
+                      "win_rate": m["win_rate"], "win_ci95": m["ci95"],
+                      "matches": m["played"], "hands": r["hands"]})
+    elo, elo_se = bradley_terry(n, wins, anchor=anchor)
+    pts, pts_se = additive_ratings(n, rows, anchor=anchor)
+    ratings = []
+    for k, s in enumerate(names):
+        played = int(wins[k].sum() + wins[:, k].sum())
+        ratings.append({
+            "agent": s, "elo": float(elo[k]),
+            "elo_ci95": [float(elo[k] - Z95 * elo_se[k]), float(elo[k] + Z95 * elo_se[k])],
+            "points_per_hand": float(pts[k]),
+            "points_ci95": [float(pts[k] - Z95 * pts_se[k]), float(pts[k] + Z95 * pts_se[k])],
+            "matches_won": int(wins[k].sum()), "matches_played": played})
+    ratings.sort(key=lambda x: -x["elo"])
+    return {"anchor": names[anchor], "ratings": ratings, "pairs": pairs}
+
+
+def write_outputs(out: Path, table: dict[str, Any], meta: dict[str, Any],
+                  results: Sequence[dict[str, Any]]) -> None:
+    """ratings.csv, ratings.json, ladder.md and ladder.png in ``out``."""
+    out.mkdir(parents=True, exist_ok=True)
+    with open(out / "ratings.csv", "w", newline="", encoding="utf-8") as f:
+        w = csv.writer(f)
+        w.writerow(["rank", "agent", "elo", "elo_ci95_low", "elo_ci95_high",
+                    "points_per_hand_vs_anchor", "points_ci95_low", "points_ci95_high",
+                    "matches_won", "matches_played"])
+        for k, r in enumerate(table["ratings"], 1):
+            w.writerow([k, r["agent"], f"{r['elo']:.1f}", f"{r['elo_ci95'][0]:.1f}",
+                        f"{r['elo_ci95'][1]:.1f}", f"{r['points_per_hand']:.3f}",
+                        f"{r['points_ci95'][0]:.3f}", f"{r['points_ci95'][1]:.3f}",
+                        r["matches_won"], r["matches_played"]])
+    doc = {**meta, **table, "evaluations": list(results)}
+    (out / "ratings.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    (out / "ladder.md").write_text(markdown(table, meta, results), encoding="utf-8")
+    plot(out / "ladder.png", table, meta)
+
+
+def markdown(table: dict[str, Any], meta: dict[str, Any],
+             results: Sequence[dict[str, Any]]) -> str:
+    """The ladder as Markdown: ratings, then every pair."""
+    return ratings_markdown(table, meta) + "\n" + pairs_markdown(results)
+
+
+def ratings_markdown(table: dict[str, Any], meta: dict[str, Any]) -> str:
+    """The ratings table (Markdown)."""
+    a = table["anchor"]
+    lines = [
+        f"# Ladder ({meta['rules']}, {meta['players']} players, {meta['hands']} paired hands "
+        f"per pair, seed {meta['seed']})", "",
+        f"Ratings anchored at `{a}` = 0. Elo: Bradley-Terry on match results (to "
+        f"{meta['target_score']}); points/hand: least-squares fit of the pairwise margins. "
+        f"Intervals are 95%.", "",
+        "| rank | agent | Elo | Elo 95% CI | points/hand vs " + a + " | 95% CI | matches won |",
+        "|---:|---|---:|---|---:|---|---:|"]
+    for k, r in enumerate(table["ratings"], 1):
+        lines.append(
+            f"| {k} | `{r['agent']}` | {r['elo']:.0f} | [{r['elo_ci95'][0]:.0f}, "
+            f"{r['elo_ci95'][1]:.0f}] | {r['points_per_hand']:+.3f} | "
+            f"[{r['points_ci95'][0]:+.3f}, {r['points_ci95'][1]:+.3f}] | "
+            f"{r['matches_won']}/{r['matches_played']} |")
+    return "\n".join(lines) + "\n"
+
+
+def pairs_markdown(results: Sequence[dict[str, Any]]) -> str:
+    """Every pair's result (Markdown)."""
+    lines = ["| A | B | points/hand A - B | 95% CI | A's match win rate | 95% CI | "
+              "A ms/move (median) | B ms/move (median) |",
+             "|---|---|---:|---|---:|---|---:|---:|"]
+    for r in results:
+        p, m, t = r["points_per_hand"], r["matches"], r["timing"]
+        wr = "-" if not m["played"] else f"{100 * m['win_rate']:.1f}%"
+        wci = "-" if not m["played"] else \
+            f"[{100 * m['ci95'][0]:.1f}%, {100 * m['ci95'][1]:.1f}%]"
+        lines.append(f"| `{r['a']}` | `{r['b']}` | {p['margin']:+.3f} | [{p['ci95'][0]:+.3f}, "
+                     f"{p['ci95'][1]:+.3f}] | {wr} | {wci} | {t['a']['median_ms']:.3f} | "
+                     f"{t['b']['median_ms']:.3f} |")
+    return "\n".join(lines) + "\n"
+
+
+def plot(path: Path, table: dict[str, Any], meta: dict[str, Any]) -> None:
+    """Horizontal bars: Elo and points/hand with their 95% intervals."""
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    rs = table["ratings"][::-1]
+    names = [r["agent"] for r in rs]
+    fig, axes = plt.subplots(1, 2, figsize=(11, 1.2 + 0.55 * len(rs)), sharey=True)
+    for ax, key, ci, label in ((axes[0], "elo", "elo_ci95", "Elo (match results)"),
+                               (axes[1], "points_per_hand", "points_ci95",
+                                "points per hand vs " + table["anchor"])):
+        vals = np.array([r[key] for r in rs])
+        lo = vals - np.array([r[ci][0] for r in rs])
+        hi = np.array([r[ci][1] for r in rs]) - vals
+        ax.barh(names, vals, xerr=[lo, hi], color="#3b7dd8", capsize=4)
+        ax.axvline(0, color="black", lw=0.8)
+        ax.set_xlabel(label)
+        ax.grid(axis="x", alpha=0.3)
+    fig.suptitle(f"Ladder: {meta['rules']}, {meta['players']} players, "
+                 f"{meta['hands']} paired hands per pair")
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+
+
+def ladder(specs: Sequence[str], hands: int, seed: int, out: str | Path,
+           rules: str = "scopa", players: int | None = None,
+           options: dict[str, Any] | None = None, workers: int = 1,
+           matches: int | None = None, progress: bool = False, log: Any = None
+           ) -> dict[str, Any]:
+    """Run the round robin, fit the ratings and write every output; the table."""
+    if len(specs) < 2:
+        raise ValueError("a ladder needs at least two agents")
+    names = [_canonical(s) for s in specs]
+    if len(set(names)) != len(names):
+        raise ValueError(f"the same agent is listed twice: {', '.join(names)}")
+    r = resolve_rules(rules, players, options)
+    out = Path(out)
+    results = run_pairs(specs, hands, seed, out, rules, players, options, workers, matches,
+                        progress, log)
+    table = fit(names, results)
+    meta = {"rules": r.name, "players": r.players, "options": options or {},
+            "hands": hands, "seed": seed, "matches": results[0]["matches"]["paired"],
+            "target_score": r.target_score, "specs": list(specs)}
+    write_outputs(out, table, meta, results)
+    return {**meta, **table}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """``scopa ladder SPEC SPEC ... --hands N --out DIR``."""
+    p = argparse.ArgumentParser(
+        prog="scopa ladder", description="Round robin of agents on paired deals; Elo and "
+        "points-per-hand ratings (random = 0) as CSV, JSON, Markdown and PNG.")
+    p.add_argument("specs", nargs="+", metavar="SPEC", help="agent specs (two or more)")
+    add_common_args(p)
+    p.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+    progress = sys.stderr.isatty() if args.progress is None else args.progress
+    try:
+        res = ladder(args.specs, args.hands, args.seed, args.out, rules=args.rules,
+                     players=args.players, options=options_from_args(args),
+                     workers=args.workers, matches=args.matches, progress=progress,
+                     log=sys.stderr)
+    except ValueError as e:
+        print(f"scopa ladder: error: {e}", file=sys.stderr)
+        return 2
+    print(ratings_markdown(res, res))
+    print(f"wrote {args.out}/ratings.csv, ratings.json, ladder.md, ladder.png")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,815 @@
+"""Batched Scopa: ``N`` independent matches held as arrays and stepped together.
+
+```python
+from scopa_env.vector import VectorScopaEnv
+env = VectorScopaEnv(4096, rules="scopa", players=2, seed=0)
+while True:
+    obs = env.observe()                      # (N, 216) float32, seat to move
+    ids, valid = env.legal_ids, env.legal_valid   # (N, L) catalogue ids, padded with 0
+    pick = ...                               # one legal id per game
+    out = env.step(pick)                     # rewards (N, players), terminated (N,), records
+```
+
+Every game is exact to the single-game engine (``scopa_env.game``): the same legal
+sets (ascending ids), observations (``scopa_env.observation.encode`` of the seat to
+move), rewards and episodes as the AEC environment (``reward=``, ``episode=``), and
+game records that ``scopa_env.records.verify_record`` accepts. The step, legal-move
+generation and observation are numpy array operations over all games (no Python
+loop over games); lookup tables come from ``scopa_env.vector_tables``.
+
+Finished episodes reset at once (gymnasium's vector autoreset): after a step whose
+``terminated[i]`` is true, game ``i`` is already the next episode's first position.
+With ``episode="hand"`` every episode is the first hand of a fresh match, as in the
+AEC environment.
+
+Decks. Match ``k`` of game ``i`` has the seed ``match_seeds[i]`` derived from
+``(seed, i, k)``; with ``shuffle="fast"`` (default) each hand's deal order is a
+counter-based hash permutation of ``(match seed, hand index, redeal attempt)``,
+computed for all games at once; with ``shuffle="engine"`` it is
+``scopa_env.game.shuffled_deck`` of the same triple (a Python call per dealt hand,
+slower), so a game equals ``new_match(rules, seed=match_seeds[i])`` move for move.
+Explicit deal orders: ``reset(decks=...)`` (first hand of every game) and
+``set_next_decks(games, decks)`` (the next hand dealt in those games); ``decks``
+holds the deal currently in play.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .cards import CODES, COINS_MASK, FULL_DECK, N_CARDS, cards_of
+from .game import GameState, IllegalMoveError, needs_redeal, parse_deck, shuffled_deck
+from .moves import ACE_ALL_BASE, N_ACTIONS, action_text
+from .observation import OBS_DIM, InfoSet
+from .records import FORMAT
+from .rules import Rules, make_rules
+from .scoring import POINT_KEYS
+from .vector_tables import (
+    ACT_BIT,
+    ACT_CAPTURES,
+    ACT_CARD,
+    ACT_PILE,
+    ACT_TOGGLE,
+    ACT_TOGGLE_RM,
+    BEST_IN_SUIT,
+    BYTE_BITS,
+    CARD_BIT,
+    CARD_KEY_BASE,
+    CARD_KEY_ROW,
+    CHOOSE,
+    GROUP_POS,
+    KING_NP,
+    NAPOLA,
+    OBS_BYTES,
+    PAT_DESC,
+    PAT_GROUP,
+    PAT_MULT,
+    PAT_NSLOTS,
+    PAT_RADIX,
+    PAT_SHIFT,
+    PLACE_ID,
+    POP4,
+    RANK_KEY12,
+    RM_BIT,
+    SUBSET_INDEX,
+    TABLE_SUBSETS,
+    card_lut,
+    to_rank_major,
+)
+
+REWARDS = ("match", "points")
+EPISODES = ("match", "hand")
+SHUFFLES = ("fast", "engine")
+U64 = np.uint64
+_MASK63 = (1 << 63) - 1
+_SCORE_FIELDS = ("cards", "coins", "settebello", "primiera", "scope") + POINT_KEYS
+_NSCORE = len(_SCORE_FIELDS)
+
+if hasattr(np, "bitwise_count"):
+    def popcount(x: np.ndarray) -> np.ndarray:
+        """Set bits of each element of a uint64 array."""
+        return np.bitwise_count(x).astype(np.int64)
+else:  # numpy < 2.0
+    _POP8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
+
+    def popcount(x: np.ndarray) -> np.ndarray:
+        """Set bits of each element of a uint64 array."""
+        x = np.ascontiguousarray(x, dtype="<u8")
+        return _POP8[x.view(np.uint8).reshape(*x.shape, 8)].sum(-1)
+
+
+def _mix(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser on a uint64 array (wrapping arithmetic)."""
+    x = np.asarray(x, dtype=U64) + U64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> U64(30))) * U64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> U64(27))) * U64(0x94D049BB133111EB)
+    return x ^ (x >> U64(31))
+
+
+def hash_decks(match_seeds: np.ndarray, hand_index: np.ndarray, attempt: np.ndarray
+               ) -> np.ndarray:
+    """Deal orders ``(G, 40)`` int8 for ``shuffle="fast"``: a permutation keyed by a
+    hash of (match seed, hand index, redeal attempt, card)."""
+    base = _mix(_mix(np.asarray(match_seeds, dtype=U64))
+                ^ _mix(np.asarray(hand_index, dtype=U64) * U64(0x10001)
+                       + np.asarray(attempt, dtype=U64) + U64(0x5EED)))
+    keys = _mix(base[:, None] + np.arange(N_CARDS, dtype=U64)[None, :]
+                * U64(0xD1B54A32D192ED03))
+    return np.argsort(keys, axis=1, kind="stable").astype(np.int8)
+
+
+def _expand(g: np.ndarray, c: np.ndarray, tr: np.ndarray, pat: np.ndarray
+            ) -> tuple[np.ndarray, np.ndarray]:
+    """Catalogue ids of every suit choice of each (game, card, pattern) row, given the
+    row's rank-major table ``tr``: ``(game, id)`` per legal move."""
+    slots = int(PAT_NSLOTS.take(pat).max(initial=0))
+    nibs, mults, radixes = [], [], []
+    ways = np.ones(len(pat), np.int64)
+    for s in range(slots):
+        nib = tr >> PAT_SHIFT[s].take(pat) & 15
+        m = PAT_MULT[s].take(pat)
+        rad = _CHOOSE_FLAT.take(POP4.take(nib) * 5 + m)
+        ways *= rad
+        nibs.append(nib)
+        mults.append(m)
+        radixes.append(rad)
+    rep = np.repeat(np.arange(len(pat)), ways)
+    e = np.arange(len(rep)) - (np.cumsum(ways) - ways).take(rep)
+    g, c, pat = g.take(rep), c.take(rep), pat.take(rep)
+    loc = np.zeros(len(rep), np.int64)
+    for s in range(slots):
+        rad = radixes[s].take(rep)
+        sub = TABLE_SUBSETS.take(nibs[s].take(rep) * 30 + mults[s].take(rep) * 6 + e % rad)
+        e //= rad
+        loc += SUBSET_INDEX.take(sub) * PAT_RADIX[s].take(pat)
+    return g, PLACE_ID.take(c) + GROUP_POS.take(PAT_GROUP.take(pat) + loc)
+
+
+def _or_columns(bits: np.ndarray) -> np.ndarray:
+    """Bitwise OR of the columns of a (G, k) uint64 array (0 where k = 0)."""
+    out = np.zeros(bits.shape[0], bits.dtype)
+    for j in range(bits.shape[1]):
+        out |= bits[:, j]
+    return out
+
+
+@dataclass
+class VectorStep:
+    """What one ``VectorScopaEnv.step`` did, per game (before any autoreset)."""
+
+    rewards: np.ndarray  # (N, players) float32
+    terminated: np.ndarray  # (N,) bool: the episode ended (the game was reset)
+    records: list[tuple[int, dict[str, Any]]] = field(default_factory=list)
+    hand_over: np.ndarray | None = None  # (N,) bool: this move ended a hand
+    hand_points: np.ndarray | None = None  # (N, 2) int64: that hand's total per team
+    match_over: np.ndarray | None = None  # (N,) bool
+    match_score: np.ndarray | None = None  # (N, 2) int64: after this move, before reset
+    winner: np.ndarray | None = None  # (N,) int64: winning team where match_over, else -1
+    scopa: np.ndarray | None = None  # (N,) bool: this move scored a scopa
+
+
+class VectorScopaEnv:
+    """``num_envs`` independent Scopa games stepped with array operations.
+
+    Options as the AEC environment: ``rules`` (a name or ``Rules``) plus any rules
+    option, ``reward`` ("match" | "points"), ``episode`` ("match" | "hand");
+    ``seed`` (None: fresh entropy), ``records`` (build game records of finished
+    matches; off saves the per-move log), ``shuffle`` ("fast" | "engine", see the
+    module docstring), ``agent_names`` (the records' ``players``).
+
+    ``legal_ids`` is ``(N, L)`` with ``L`` the largest legal set in the batch at this
+    step (it changes between steps); padding entries hold 0, ``legal_valid`` marks
+    the real ones, each game's ids ascending.
+    """
+
+    def __init__(self, num_envs: int, rules: str | Rules = "scopa", reward: str = "match",
+                 episode: str = "match", seed: int | None = 0, records: bool = True,
+                 shuffle: str = "fast", agent_names: list[str] | None = None,
+                 **options: Any):
+        if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
+                or num_envs < 1:
+            raise ValueError(f"num_envs must be a positive integer, got {num_envs!r}")
+        self.rules: Rules = make_rules(rules, **options)
+        for name, value, allowed in (("reward", reward, REWARDS), ("episode", episode, EPISODES),
+                                     ("shuffle", shuffle, SHUFFLES)):
+            if value not in allowed:
+                raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, "
+                                 f"got {value!r}")
+        self.num_envs = int(num_envs)
+        self.players = self.rules.players
+        self.reward_mode, self.episode_mode, self.shuffle = reward, episode, shuffle
+        self.record_matches = bool(records)
+        self.agent_names = list(agent_names) if agent_names else ["env"] * self.players
+        if len(self.agent_names) != self.players:
+            raise ValueError(f"agent_names names {len(self.agent_names)} agents for "
+                             f"{self.players} seats")
+        r = self.rules
+        self._deal_size = r.players * r.hand_size
+        self._entry, self._pats = card_lut(r.capture_rule, r.ace_takes_all)
+        self._desc, self._group = PAT_DESC[self._pats], PAT_GROUP[self._pats]
+        self._tail_lut = self._make_tail_lut()
+        self._best = BEST_IN_SUIT[r.primiera_table]
+        n, p = self.num_envs, r.players
+        self._rows = np.arange(n)
+        self._rows_p = self._rows * p
+        self._rows_2 = self._rows * 2
+        self.hands = np.zeros((n, p), U64)
+        self._hands_flat = self.hands.reshape(-1)  # a view: index game * players + seat
+        self._slots = np.full((n * p, r.hand_size), -1, np.int64)  # cards in hand, -1 played
+        self.table = np.zeros(n, U64)
+        self.table_rm = np.zeros(n, np.int64)  # rank-major copy of the table
+        self.piles = np.zeros((n, 2), U64)
+        self.scope = np.zeros((n, 2), np.int64)
+        self._piles_flat, self._scope_flat = self.piles.reshape(-1), self.scope.reshape(-1)
+        self.last_capture = np.full(n, -1, np.int64)  # team, -1 nobody yet
+        self.to_move = np.zeros(n, np.int64)
+        self.dealer = np.zeros(n, np.int64)
+        self.decks = np.zeros((n, N_CARDS), np.int8)
+        self.deck_pos = np.zeros(n, np.int64)
+        self.match_score = np.zeros((n, 2), np.int64)
+        self.hand_index = np.zeros(n, np.int64)
+        self.match_seeds = np.zeros(n, np.int64)
+        self.redeals = np.zeros(n, np.int64)
+        self._match_count = np.zeros(n, np.int64)
+        self._next_decks: dict[int, np.ndarray] = {}
+        self._n_moves = np.zeros(n, np.int64)  # moves played in the current hand
+        self._recordable = np.ones(n, bool)  # False: loaded mid-match, no record
+        self.legal_ids = np.zeros((n, 1), np.int64)
+        self.legal_valid = np.zeros((n, 1), bool)
+        self.reset(seed)
+
+    def _make_tail_lut(self) -> np.ndarray:
+        """Observation columns 200:216 of the seat to move that depend only on how many
+        moves of the hand were played: hand sizes by relative seat, deck count, seat
+        from the dealer (the rest left 0)."""
+        r, p, h = self.rules, self.players, self.rules.hand_size
+        per_deal = p * h
+        lut = np.zeros((N_CARDS - r.table_size, OBS_DIM - 200), np.float32)
+        for moves in range(len(lut)):
+            j = moves % per_deal  # moves played in this deal; the mover is the j-th
+            for k in range(p):
+                played = (j - (j + k) % p + p - 1) // p
+                lut[moves, k] = (h - played) / h
+            deck_pos = per_deal + r.table_size + (moves // per_deal) * per_deal
+            lut[moves, 4] = (N_CARDS - deck_pos) / 40
+            lut[moves, 9 + (1 + moves) % p] = 1
+        return lut
+
+    # -- episodes ------------------------------------------------------------------------
+    def reset(self, seed: int | None = None, decks: Any = None) -> None:
+        """Deal a new match in every game. ``seed`` restarts the seed sequence (None:
+        continue it with fresh seeds, or fresh entropy on the first call); ``decks``
+        gives every game's first deal order ((N, 40) card ids or codes), which must
+        not be one that ``redeal_three_kings`` redeals."""
+        if seed is not None or not hasattr(self, "_seed"):
+            if seed is None:
+                seed = int(np.random.SeedSequence().generate_state(1)[0])
+            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
+                raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
+            self._seed = int(seed)
+            self._match_count[:] = 0
+        self._next_decks = {}
+        if decks is not None:
+            if len(decks) != self.num_envs:
+                raise ValueError(f"decks gives {len(decks)} deal orders for "
+                                 f"{self.num_envs} games")
+            for i, d in enumerate(decks):
+                self.set_next_decks([i], [d])
+        self._archive_init()
+        self._new_matches(self._rows)
+        self._refresh_legal()
+
+    def set_next_decks(self, games: Any, decks: Any) -> None:
+        """Fix the deal order of the next hand dealt in each of ``games`` (a redeal
+        deck is refused, as by ``game.start_hand``)."""
+        games = [int(g) for g in games]
+        if len(games) != len(decks):
+            raise ValueError(f"{len(games)} games but {len(decks)} decks")
+        for g, d in zip(games, decks, strict=True):
+            if not 0 <= g < self.num_envs:
+                raise ValueError(f"game index {g} is out of range 0..{self.num_envs - 1}")
+            deck = parse_deck(list(d))
+            if needs_redeal(deck, self.rules):
+                raise ValueError(f"game {g}: this deck puts three or more kings on the "
+                                 "opening table, which redeal_three_kings redeals: give the "
+                                 "deck of the deal played")
+            self._next_decks[g] = np.array(deck, np.int8)
+
+    def _new_matches(self, games: np.ndarray) -> None:
+        """Start a fresh match (new seed, first hand dealt) in ``games``."""
+        if not len(games):
+            return
+        k = self._match_count[games]
+        seeds = _mix(_mix(np.full(len(games), self._seed, dtype=U64))
+                     ^ _mix(games.astype(U64) * U64(0x100000001B3) + k.astype(U64)))
+        self.match_seeds[games] = (seeds & U64(_MASK63)).astype(np.int64)
+        self._match_count[games] = k + 1
+        self.match_score[games] = 0
+        self.hand_index[games] = 0
+        self.dealer[games] = self.players - 1
+        self._recordable[games] = True
+        if self.record_matches:
+            self._arch_nhands[games] = 0
+        self._start_hands(games)
+
+    def _start_hands(self, games: np.ndarray) -> None:
+        """Shuffle and deal a new hand in ``games`` (dealer and hand index set)."""
+        r = self.rules
+        decks, attempts = self._shuffle(games)
+        self.decks[games] = decks
+        self.redeals[games] = attempts
+        self.hands[games] = 0
+        self._slots.reshape(self.num_envs, -1)[games] = -1
+        self.piles[games] = 0
+        self.scope[games] = 0
+        self.last_capture[games] = -1
+        self.deck_pos[games] = 0
+        self._deal_round(games)
+        ts = r.table_size
+        opening = decks[:, self._deal_size:self._deal_size + ts]
+        self.table[games] = _or_columns(CARD_BIT[opening])
+        self.table_rm[games] = _or_columns(RM_BIT[opening])
+        self.deck_pos[games] += ts
+        self._n_moves[games] = 0
+        if self.record_matches:
+            self._archive_hand_start(games)
+
+    def _shuffle(self, games: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Deal orders ``(G, 40)`` for a new hand in ``games`` and the number of
+        three-kings redeals before each (0 for a deck given by ``set_next_decks``)."""
+        r = self.rules
+        seeds, hand = self.match_seeds[games], self.hand_index[games]
+        attempts = np.zeros(len(games), np.int64)
+        given: dict[int, np.ndarray] = {}
+        if self._next_decks:
+            for j, g in enumerate(games.tolist()):
+                if g in self._next_decks:
+                    given[j] = self._next_decks.pop(g)
+        if self.shuffle == "engine":
+            decks = np.empty((len(games), N_CARDS), np.int8)
+            for j in range(len(games)):
+                if j in given:
+                    continue
+                a, d = 0, shuffled_deck(int(seeds[j]), int(hand[j]), 0)
+                while needs_redeal(d, r):
+                    a += 1
+                    d = shuffled_deck(int(seeds[j]), int(hand[j]), a)
+                decks[j], attempts[j] = d, a
+        else:
+            decks = hash_decks(seeds, hand, attempts)
+            if r.redeal_three_kings and r.table_size >= 3:
+                lo, hi = self._deal_size, self._deal_size + r.table_size
+                redo = KING_NP[decks[:, lo:hi]].sum(1) >= 3
+                if given:
+                    redo[list(given)] = False
+                while redo.any():
+                    attempts[redo] += 1
+                    decks[redo] = hash_decks(seeds[redo], hand[redo], attempts[redo])
+                    redo &= KING_NP[decks[:, lo:hi]].sum(1) >= 3
+        for j, d in given.items():
+            decks[j], attempts[j] = d, 0
+        return decks, attempts
+
+    def _deal_round(self, games: np.ndarray) -> None:
+        """Deal ``hand_size`` cards to every seat of ``games`` (their hands are empty),
+        one at a time in turn order from the seat after the dealer."""
+        p, h = self.players, self.rules.hand_size
+        pos = (games * N_CARDS + self.deck_pos[games])[:, None] + np.arange(p * h)[None, :]
+        cards = self.decks.reshape(-1).take(pos).astype(np.int64)
+        bits = CARD_BIT.take(cards)
+        dealt = bits[:, :p].copy()
+        for j in range(1, h):  # card j * p + q goes to the q-th seat from the first
+            dealt |= bits[:, j * p:(j + 1) * p]
+        first = (self.dealer[games] + 1) % p
+        at = (games * p)[:, None] + (first[:, None] + np.arange(p)[None, :]) % p
+        self._hands_flat[at] = dealt
+        self._slots[at] = cards.reshape(len(games), h, p).transpose(0, 2, 1)
+        self.deck_pos[games] += p * h
+        self.to_move[games] = first
+
+    # -- legal moves ---------------------------------------------------------------------
+    def _refresh_legal(self) -> None:
+        """Legal ids of the seat to move in every game -> ``legal_ids``/``legal_valid``."""
+        n, hs = self.num_envs, self.rules.hand_size
+        # the (game, card) rows: every card in the mover's hand
+        cards = self._slots.take(self._rows_p + self.to_move, axis=0)
+        sel = np.flatnonzero(cards >= 0)
+        g = sel // hs
+        c = cards.reshape(-1).take(sel)
+        # the card's key -> its patterns (place, same-rank takes, sum partitions, take all)
+        table_rm = self.table_rm
+        tr = table_rm.take(g)
+        base = CARD_KEY_ROW.take(c)
+        key = (CARD_KEY_BASE.take(c) + RANK_KEY12.take(base + (tr & 4095))
+               + RANK_KEY12.take(base + 4096 + (tr >> 12 & 4095))
+               + RANK_KEY12.take(base + 8192 + (tr >> 24 & 4095))
+               + RANK_KEY12.take(base + 12288 + (tr >> 36)))
+        entry = self._entry.take(key)
+        count = (entry & 255).astype(np.int64)
+        first = (entry >> 8).astype(np.int64)
+        if count.max() > 1:
+            first = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(count.sum())
+            g, c, tr = np.repeat(g, count), np.repeat(c, count), np.repeat(tr, count)
+        # games whose table holds two cards of a rank may have several suit choices
+        x = table_rm - (table_rm >> 1 & 0x5555555555)
+        x = (x & 0x3333333333) + (x >> 2 & 0x3333333333)
+        multi_game = (x & 0xEEEEEEEEEE) != 0
+        multi = multi_game.take(g) if multi_game.any() else None
+        if multi is not None and multi.any():
+            one = np.flatnonzero(~multi)
+            many = np.flatnonzero(multi)
+            g2, ids2 = _expand(g.take(many), c.take(many), tr.take(many),
+                               self._pats.take(first.take(many)))
+            g, c, first = g.take(one), c.take(one), first.take(one)
+        else:
+            multi = None
+        # one suit choice each: every used slot takes the one table card of its rank,
+        # whose suit is read from ``suit``: each rank's nibble -> that card's suit
+        suit = (table_rm >> 1 | table_rm >> 3) & 0x1111111111
+        suit |= ((table_rm >> 2 | table_rm >> 3) & 0x1111111111) << 1
+        suit = suit.take(g)
+        desc = self._desc.take(first)
+        loc = np.zeros(len(g), np.int64)
+        for s in range(int((desc >> 56).max(initial=0))):
+            loc += (suit >> (desc >> 14 * s & 63) & 3) * (desc >> (14 * s + 6) & 255)
+        ids = PLACE_ID.take(c) + GROUP_POS.take(self._group.take(first) + loc)
+        if multi is not None:
+            g, ids = np.concatenate([g, g2]), np.concatenate([ids, ids2])
+        # each game's ids ascending, packed to the left of an (N, L) array
+        key = g << 14 | ids
+        key.sort()
+        gg = key >> 14
+        counts = np.bincount(gg, minlength=n)
+        width = int(counts.max())
+        pos = np.arange(len(key)) - (np.cumsum(counts) - counts).take(gg)
+        out = np.zeros(n * width, np.int64)
+        out[gg * width + pos] = key & 16383
+        self.legal_ids = out.reshape(n, width)
+        self.legal_valid = _ARANGE[:width][None, :] < counts[:, None]
+        self.legal_count = counts
+        self._legal_keys = key
+
+    def action_mask(self) -> np.ndarray:
+        """Dense ``(N, 16204)`` int8 mask of every game's legal ids."""
+        mask = np.zeros((self.num_envs, N_ACTIONS), np.int8)
+        g, j = np.nonzero(self.legal_valid)
+        mask[g, self.legal_ids[g, j]] = 1
+        return mask
+
+    # -- observations --------------------------------------------------------------------
+    def observe(self, seats: np.ndarray | None = None) -> np.ndarray:
+        """``(N, 216)`` float32 observations (``observation.encode`` layout) of the
+        seat to move, or of ``seats[i]`` in game ``i``."""
+        n, p, r, rows = self.num_envs, self.players, self.rules, self._rows
+        mover = seats is None
+        seat = self.to_move if mover else np.asarray(seats, np.int64).reshape(n)
+        team = seat & 1
+        other_team = team ^ 1
+        masks = np.empty((n, 5), U64)
+        masks[:, 0] = hand = self._hands_flat.take(self._rows_p + seat)
+        masks[:, 1] = self.table
+        masks[:, 2] = own = self._piles_flat.take(self._rows_2 + team)
+        masks[:, 3] = other = self._piles_flat.take(self._rows_2 + other_team)
+        masks[:, 4] = U64(FULL_DECK) & ~(hand | self.table | own | other)
+        obs = BYTE_BITS.take(masks.view(np.uint8).reshape(n, 40).take(OBS_BYTES, axis=1),
+                             axis=0).reshape(n, OBS_DIM)
+        if mover:  # hand sizes, deck count and seat from the dealer follow the move count
+            tail = self._tail_lut.take(self._n_moves, axis=0)
+        else:
+            tail = np.zeros((n, OBS_DIM - 200), np.float32)
+            sizes = popcount(self.hands)
+            rel = (seat[:, None] + np.arange(p)[None, :]) % p
+            tail[:, :p] = sizes[rows[:, None], rel] / r.hand_size
+            tail[:, 4] = (N_CARDS - self.deck_pos) / 40
+            tail[rows, 9 + (seat - self.dealer) % p] = 1
+        ms, sc = self.match_score.reshape(-1), self._scope_flat
+        own_at, other_at = self._rows_2 + team, self._rows_2 + other_team
+        tail[:, 5] = ms.take(own_at) / r.target_score
+        tail[:, 6] = ms.take(other_at) / r.target_score
+        tail[:, 7] = sc.take(own_at) / 10
+        tail[:, 8] = sc.take(other_at) / 10
+        lc = self.last_capture
+        tail.reshape(-1)[rows * 16 + 13 + np.where(lc < 0, 2, lc != team)] = 1
+        obs[:, 200:] = tail
+        return obs
+
+    # -- the step ------------------------------------------------------------------------
+    def step(self, actions: Any) -> VectorStep:
+        """Play one catalogue id in every game (for its seat to move). An illegal id
+        raises ``IllegalMoveError`` naming the game, seat, move and legal moves, and
+        changes no game."""
+        n, p, r, rows = self.num_envs, self.players, self.rules, self._rows
+        a = np.asarray(actions)
+        if a.shape != (n,) or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"actions must be {n} integer catalogue ids (shape ({n},)), got "
+                             f"shape {a.shape} dtype {a.dtype}")
+        a = a.astype(np.int64)
+        want = self._rows << 14 | (a & 16383)
+        at = np.minimum(np.searchsorted(self._legal_keys, want), len(self._legal_keys) - 1)
+        ok = (self._legal_keys.take(at) == want) & (a >= 0) & (a < N_ACTIONS)
+        if not ok.all():
+            self._raise_illegal(a, np.flatnonzero(~ok))
+        seat = self.to_move
+        team = seat & 1
+        bit = ACT_BIT.take(a)
+        captured = ACT_CAPTURES.take(a)
+        toggle, toggle_rm, pile = ACT_TOGGLE.take(a), ACT_TOGGLE_RM.take(a), ACT_PILE.take(a)
+        takes_all = None
+        if r.ace_takes_all:
+            takes_all = a >= ACE_ALL_BASE
+            if takes_all.any():
+                captured = captured | takes_all
+                toggle = np.where(takes_all, self.table, toggle)
+                toggle_rm = np.where(takes_all, self.table_rm, toggle_rm)
+                pile = np.where(takes_all, self.table | bit, pile)
+        cur = self._rows_p + seat
+        self._hands_flat[cur] ^= bit
+        slots = self._slots.take(cur, axis=0)
+        slots[slots == ACT_CARD.take(a)[:, None]] = -1
+        self._slots[cur] = slots
+        if self.record_matches:
+            at = (rows * self._arch_action.shape[1] + self.hand_index) * N_CARDS + self._n_moves
+        self._n_moves += 1
+        # every deal empties all hands after players * hand_size moves
+        empty = self._n_moves % self._deal_size == 0
+        last_play = self._n_moves == N_CARDS - r.table_size
+        self.table ^= toggle
+        self.table_rm ^= toggle_rm
+        pidx = self._rows_2 + team
+        self._piles_flat[pidx] |= pile
+        self.last_capture = np.where(captured, team, self.last_capture)
+        scopa = captured & (self.table == 0)
+        if takes_all is not None:
+            scopa &= ~takes_all
+        if not r.last_play_scopa:
+            scopa &= ~last_play
+        self._scope_flat[pidx] += scopa
+        if self.record_matches:
+            self._arch_action.reshape(-1)[at] = a
+            self._arch_capture.reshape(-1)[at] = np.where(captured, toggle, U64(0))
+            self._arch_scopa.reshape(-1)[at] = scopa
+        self.to_move = (seat + 1) % p
+        deal = np.flatnonzero(empty & ~last_play)
+        if len(deal):
+            self._deal_round(deal)
+        out = VectorStep(rewards=np.zeros((n, p), np.float32),
+                         terminated=np.zeros(n, bool), hand_over=last_play,
+                         hand_points=np.zeros((n, 2), np.int64),
+                         match_over=np.zeros(n, bool), match_score=self.match_score.copy(),
+                         winner=np.full(n, -1, np.int64), scopa=scopa)
+        ended = np.flatnonzero(last_play)
+        if len(ended):
+            self._end_hands(ended, out)
+        self._refresh_legal()
+        return out
+
+    def _end_hands(self, games: np.ndarray, out: VectorStep) -> None:
+        """Score the hands that just ended, reward, record, and deal what comes next."""
+        r, p = self.rules, self.players
+        lc = self.last_capture[games]
+        leftover = self.table[games]
+        swept = lc >= 0
+        self.piles[games[swept], lc[swept]] |= leftover[swept]
+        self.table[games] = 0
+        self.table_rm[games] = 0
+        score = self._score(self.piles[games], self.scope[games])  # (G, 2, fields)
+        totals = score[:, :, -1]
+        self.match_score[games] += totals
+        ms = self.match_score[games]
+        target = r.target_score
+        done = ((ms >= target).any(1)) & (ms[:, 0] != ms[:, 1])
+        winner = np.where(done, (ms[:, 1] > ms[:, 0]).astype(np.int64), -1)
+        out.hand_points[games] = totals
+        out.match_score[games] = ms
+        out.match_over[games] = done
+        out.winner[games] = winner
+        margin = totals[:, 0] - totals[:, 1]
+        if self.reward_mode == "points":
+            team0 = margin.astype(np.float32)
+        else:
+            team0 = np.where(done, 1 - 2 * winner, 0).astype(np.float32)
+            if self.episode_mode == "hand":
+                team0 = np.where(done, team0, np.sign(margin)).astype(np.float32)
+        out.rewards[games] = team0[:, None] * _TEAM_SIGN[None, :p]
+        term = np.ones(len(games), bool) if self.episode_mode == "hand" else done
+        out.terminated[games] = term
+        if self.record_matches:
+            h = self.hand_index[games]
+            self._arch_last[games, h] = lc
+            self._arch_leftover[games, h] = leftover
+            self._arch_score[games, h] = score
+            for g in games[done & self._recordable[games]].tolist():
+                out.records.append((g, self._build_record(g)))
+        self._new_matches(games[term])
+        cont = games[~term]
+        if len(cont):
+            self.dealer[cont] = (self.dealer[cont] + 1) % p
+            self.hand_index[cont] += 1
+            self._start_hands(cont)
+
+    def _score(self, piles: np.ndarray, scope: np.ndarray) -> np.ndarray:
+        """``(G, 2, len(_SCORE_FIELDS))`` score entries of ``scoring.score_hand``
+        (primiera -1 where the team has none)."""
+        r = self.rules
+        cards = popcount(piles)
+        coins = popcount(piles & U64(COINS_MASK))
+        sette = ((piles >> U64(6)) & U64(1)).astype(np.int64)
+        suits = ((piles[..., None] >> _SUIT_SHIFT) & U64(1023)).astype(np.int64)  # (G,2,4)
+        prim = self._best[suits].sum(-1)
+        has = (prim >= 0) if not r.primiera_requires_all_suits else (suits != 0).all(-1)
+        prim = np.where(has, prim, -1)
+        out = np.zeros(piles.shape + (_NSCORE,), np.int64)
+        out[..., 0], out[..., 1], out[..., 2], out[..., 3], out[..., 4] = (
+            cards, coins, sette, prim, scope)
+        other = slice(None, None, -1)
+        pts = out[..., 5:]
+        pts[..., 0] = cards > cards[:, other]
+        pts[..., 1] = coins > coins[:, other]
+        pts[..., 2] = sette
+        pts[..., 3] = has & (~has[:, other] | (prim > prim[:, other]))
+        pts[..., 4] = scope
+        if r.re_bello:
+            pts[..., 5] = (piles >> U64(9)) & U64(1)
+        if r.napola:
+            pts[..., 6] = NAPOLA[(piles & U64(COINS_MASK)).astype(np.int64)]
+        pts[..., 7] = pts[..., :7].sum(-1)
+        return out
+
+    def _raise_illegal(self, a: np.ndarray, bad: np.ndarray) -> None:
+        lines = []
+        for g in bad[:5].tolist():
+            legal = self.legal_ids[g, self.legal_valid[g]].tolist()
+            try:
+                what = f"{action_text(int(a[g]))} (id {int(a[g])})"
+            except ValueError:
+                what = f"{int(a[g])} (not a catalogue id 0..{N_ACTIONS - 1})"
+            lines.append(f"game {g}, seat {int(self.to_move[g])}: illegal move {what}; legal "
+                         f"moves: {', '.join(f'{action_text(x)} (id {x})' for x in legal)}")
+        more = f" (and {len(bad) - 5} more games)" if len(bad) > 5 else ""
+        raise IllegalMoveError(f"{len(bad)} illegal action(s){more}, nothing was applied: "
+                               + "; ".join(lines))
+
+    # -- records -------------------------------------------------------------------------
+    def _archive_init(self, hands: int = 8) -> None:
+        """Per-game logs of the current match's hands (for records)."""
+        if not self.record_matches:
+            return
+        n = self.num_envs
+        self._arch_dealer = np.zeros((n, hands), np.int8)
+        self._arch_deck = np.zeros((n, hands, N_CARDS), np.int8)
+        self._arch_action = np.zeros((n, hands, N_CARDS), np.int16)
+        self._arch_capture = np.zeros((n, hands, N_CARDS), U64)
+        self._arch_scopa = np.zeros((n, hands, N_CARDS), bool)
+        self._arch_last = np.zeros((n, hands), np.int8)
+        self._arch_leftover = np.zeros((n, hands), U64)
+        self._arch_score = np.zeros((n, hands, 2, _NSCORE), np.int16)
+        self._arch_nhands = np.zeros(n, np.int64)
+
+    def _archive_grow(self, hand: int) -> None:
+        """Make room in the logs for hand number ``hand`` (doubling their capacity)."""
+        cap = self._arch_dealer.shape[1]
+        if hand < cap:
+            return
+        new_cap = max(2 * cap, hand + 1)
+        for name in ("_arch_dealer", "_arch_deck", "_arch_action", "_arch_capture",
+                     "_arch_scopa", "_arch_last", "_arch_leftover", "_arch_score"):
+            old = getattr(self, name)
+            new = np.zeros((old.shape[0], new_cap) + old.shape[2:], old.dtype)
+            new[:, :cap] = old
+            setattr(self, name, new)
+
+    def _archive_hand_start(self, games: np.ndarray) -> None:
+        h = self.hand_index[games]
+        self._archive_grow(int(h.max()))
+        self._arch_dealer[games, h] = self.dealer[games]
+        self._arch_deck[games, h] = self.decks[games]
+        self._arch_nhands[games] = h + 1
+
+    def _build_record(self, g: int) -> dict[str, Any]:
+        """The finished match of game ``g`` as a game-record.md dict."""
+        p, n_moves = self.players, N_CARDS - self.rules.table_size
+        hands = []
+        for h in range(int(self._arch_nhands[g])):
+            dealer = int(self._arch_dealer[g, h])
+            moves = []
+            for j, (act, cap, sc) in enumerate(zip(self._arch_action[g, h, :n_moves].tolist(),
+                                                   self._arch_capture[g, h, :n_moves].tolist(),
+                                                   self._arch_scopa[g, h, :n_moves].tolist(),
+                                                   strict=True)):
+                moves.append({"seat": (dealer + 1 + j) % p, "card": CODES[int(ACT_CARD[act])],
+                              "capture": [CODES[x] for x in cards_of(cap)], "scopa": sc})
+            score = []
+            for t in range(2):
+                v = self._arch_score[g, h, t].tolist()
+                e = dict(zip(_SCORE_FIELDS[:5], v[:5], strict=True))
+                if e["primiera"] < 0:
+                    e["primiera"] = None
+                e["points"] = dict(zip(POINT_KEYS, v[5:], strict=True))
+                score.append(e)
+            last = int(self._arch_last[g, h])
+            hands.append({"dealer": dealer,
+                          "deck": [CODES[x] for x in self._arch_deck[g, h].tolist()],
+                          "moves": moves, "last_capture_team": None if last < 0 else last,
+                          "leftover": [CODES[x] for x in cards_of(int(self._arch_leftover[g, h]))],
+                          "score": score})
+        ms = self.match_score[g].tolist()
+        return {"format": FORMAT, "rules": self.rules.to_dict(), "seed": int(self.match_seeds[g]),
+                "players": list(self.agent_names), "hands": hands, "match_score": ms,
+                "winner": 0 if ms[0] > ms[1] else 1}
+
+    # -- single-game views ---------------------------------------------------------------
+    def info_set(self, i: int) -> InfoSet:
+        """The information set of the seat to move in game ``i`` (legal moves included)."""
+        seat, team = int(self.to_move[i]), int(self.to_move[i]) % 2
+        own, other = int(self.piles[i, team]), int(self.piles[i, 1 - team])
+        hand, table = int(self.hands[i, seat]), int(self.table[i])
+        lc = int(self.last_capture[i])
+        return InfoSet(
+            rules=self.rules, seat=seat, dealer=int(self.dealer[i]), hand=hand, table=table,
+            own_pile=own, other_pile=other, unseen=FULL_DECK & ~(hand | table | own | other),
+            hand_sizes=tuple(int(x).bit_count() for x in self.hands[i]),
+            deck_count=N_CARDS - int(self.deck_pos[i]),
+            match_score=(int(self.match_score[i, team]), int(self.match_score[i, 1 - team])),
+            scope=(int(self.scope[i, team]), int(self.scope[i, 1 - team])),
+            last_capture=None if lc < 0 else int(lc != team),
+            legal_actions=tuple(self.legal_ids[i, self.legal_valid[i]].tolist()))
+
+    def load_states(self, games: Any, states: list[GameState]) -> None:
+        """Put single-game states (``GameState``, same rules, match not over) into
+        ``games``, e.g. positions for a search or a test. Each must be a position of
+        real play: hand sizes as dealt minus the moves played, the seat to move
+        following the dealer. Those matches produce no record."""
+        r, p = self.rules, self.players
+        games = [int(g) for g in games]
+        if len(games) != len(states):
+            raise ValueError(f"{len(games)} games but {len(states)} states")
+        for g, st in zip(games, states, strict=True):
+            if not 0 <= g < self.num_envs:
+                raise ValueError(f"game index {g} is out of range 0..{self.num_envs - 1}")
+            if st.rules != r:
+                raise ValueError(f"game {g}: the state's rules {st.rules} are not this "
+                                 f"environment's {r}")
+            if st.done:
+                raise ValueError(f"game {g}: the state's match is over")
+            moves = st.deck_pos - r.table_size - sum(h.bit_count() for h in st.hands)
+            sizes = self._tail_lut[moves % len(self._tail_lut), :p] * r.hand_size \
+                if 0 <= moves < len(self._tail_lut) else None
+            rel = [st.hands[(st.to_move + k) % p].bit_count() for k in range(p)]
+            canon = r.players * r.hand_size + r.table_size + (
+                moves // (p * r.hand_size)) * p * r.hand_size
+            if (sizes is None or rel != [round(x) for x in sizes] or st.deck_pos != canon
+                    or st.to_move != (st.dealer + 1 + moves) % p):
+                raise ValueError(f"game {g}: not a position of real play (deck position "
+                                 f"{st.deck_pos}, hand sizes {rel} from the seat to move "
+                                 f"{st.to_move}, dealer {st.dealer})")
+            self.hands[g] = st.hands
+            self._slots.reshape(self.num_envs, p, -1)[g] = -1
+            for seat, h in enumerate(st.hands):
+                cs = cards_of(h)
+                self._slots[g * p + seat, :len(cs)] = cs
+            self.table[g] = st.table
+            self.table_rm[g] = to_rank_major(st.table)
+            self.piles[g] = st.piles
+            self.scope[g] = st.scope
+            self.last_capture[g] = -1 if st.last_capture_team is None else st.last_capture_team
+            self.to_move[g], self.dealer[g] = st.to_move, st.dealer
+            self.decks[g] = st.deck
+            self.deck_pos[g], self._n_moves[g] = st.deck_pos, moves
+            self.match_score[g] = st.match_score
+            self.hand_index[g], self.match_seeds[g] = st.hand_index, st.seed
+            self.redeals[g] = st.redeals
+            self._recordable[g] = False
+            if self.record_matches:
+                self._archive_grow(st.hand_index)
+        self._refresh_legal()
+
+    def game_state(self, i: int) -> GameState:
+        """Game ``i`` as a single-game ``GameState`` (a copy, for search or checks)."""
+        lc = int(self.last_capture[i])
+        return GameState(
+            rules=self.rules, seed=int(self.match_seeds[i]), hand_index=int(self.hand_index[i]),
+            dealer=int(self.dealer[i]), deck=tuple(self.decks[i].tolist()),
+            deck_pos=int(self.deck_pos[i]), hands=[int(x) for x in self.hands[i]],
+            table=int(self.table[i]), piles=[int(x) for x in self.piles[i]],
+            scope=self.scope[i].tolist(), last_capture_team=None if lc < 0 else lc,
+            to_move=int(self.to_move[i]), match_score=self.match_score[i].tolist(),
+            redeals=int(self.redeals[i]))
+
+    def nbytes_per_game(self) -> float:
+        """Bytes of per-game state (arrays of length N, including the legal sets and
+        the record logs) divided by N."""
+        total = sum(v.nbytes for v in vars(self).values()
+                    if isinstance(v, np.ndarray) and v.ndim and v.shape[0] == self.num_envs)
+        return total / self.num_envs
+
+
+_SUIT_SHIFT = 10 * np.arange(4, dtype=U64)
+_BYTE_BASE = (256 * np.arange(5))[None, :]
+_ARANGE = np.arange(1 << 14)
+_CHOOSE_FLAT = CHOOSE.reshape(-1)
+_TEAM_SIGN = np.array([1, -1, 1, -1], np.float32)
+
+__all__ = ["VectorScopaEnv", "VectorStep", "hash_decks", "popcount"]

@@ -1,0 +1,273 @@
+"""Lookup tables for the vectorised environment, all derived from the engine's own
+catalogue (``moves.action_id``), deck (``cards``) and scoring tables (``scoring``).
+
+Legal moves are generated per (game, hand card) row. Everything a played card ``c``
+of rank ``r`` may do is one of a few *patterns*:
+
+- place it (nothing on the table it can take);
+- take one table card of rank ``r`` (same-rank priority), a pattern per card;
+- a sum capture: a *rank partition* of ``r`` (a multiset of lower ranks, two or more
+  parts, each rank at most four times), e.g. 7 = 3 + 4 or 7 = 1 + 1 + 5;
+- ace takes all (with ``ace_takes_all``), a pattern per ace.
+
+Which patterns apply depends only on how many table cards each rank has (capped at
+the most a partition of ``r`` can use) and whether the table holds rank ``r`` (or,
+for an ace, any other rank). That is a small integer, the card's *key*, read off
+the rank-major table mask (bit ``4 * (rank - 1) + suit``) with three 12-bit and one
+4-bit lookup (``CARD_KEY12``); ``card_lut`` maps each key to its patterns, with
+``capture_rule="fewest"`` and ``ace_takes_all`` applied. A pattern then expands
+into the table's card sets: for each of its ranks (*slots*, at most four), every
+choice of ``m`` of the table's suits of that rank. The catalogue id of such a set
+is ``PLACE_ID[c] + GROUP_POS[PAT_GROUP[p] + index]``, where ``index`` is the set's
+mixed-radix position among all suit choices of the pattern (``PAT_RADIX``).
+"""
+
+from __future__ import annotations
+
+from itertools import combinations, product
+
+import numpy as np
+
+from .cards import N_CARDS, RANK, SUIT
+from .moves import ACE_ALL_BASE, ACTION_CAPTURE, ACTION_CARD, N_ACTIONS, action_id
+from .scoring import _BEST, napola_run
+
+U64 = np.uint64
+CARD_BIT = np.array([1 << c for c in range(N_CARDS)], dtype=U64)
+"""Card id -> its bit in a card-id mask."""
+RM_BIT = np.array([1 << (4 * (RANK[c] - 1) + SUIT[c]) for c in range(N_CARDS)], dtype=np.int64)
+"""Card id -> its bit in a rank-major mask (int64: the masks stay below 2**40)."""
+RANK_NP = np.array(RANK, dtype=np.int64)
+KING_NP = RANK_NP == 10
+
+
+def to_rank_major(mask: int) -> int:
+    """A card-id mask in rank-major bit order."""
+    out = 0
+    for c in range(N_CARDS):
+        if mask >> c & 1:
+            out |= 1 << (4 * (RANK[c] - 1) + SUIT[c])
+    return out
+
+
+ACT_CARD = ACTION_CARD.astype(np.int64)
+ACT_CAPTURE = np.array(ACTION_CAPTURE, dtype=U64)
+ACT_CAPTURE_RM = np.array([to_rank_major(m) for m in ACTION_CAPTURE], dtype=np.int64)
+PLACE_ID = np.array([action_id(c, 0) for c in range(N_CARDS)], dtype=np.int64)
+
+POP4 = np.array([bin(x).count("1") for x in range(16)], dtype=np.int64)
+CHOOSE = np.array([[len(list(combinations(range(n), m))) for m in range(5)] for n in range(5)],
+                  dtype=np.int64)
+"""``CHOOSE[n, m]``: ways to pick ``m`` of ``n`` suits."""
+TABLE_SUBSETS = np.zeros((16, 5, 6), dtype=np.int64)
+"""``TABLE_SUBSETS[nibble, m, j]``: the j-th ``m``-suit subset of the nibble."""
+for _n in range(16):
+    for _m in range(5):
+        _subs = [x for x in range(16) if x & ~_n == 0 and POP4[x] == _m]
+        TABLE_SUBSETS[_n, _m, :len(_subs)] = _subs
+TABLE_SUBSETS = TABLE_SUBSETS.reshape(-1)
+SUBSET_INDEX = np.zeros(16, dtype=np.int64)
+"""``SUBSET_INDEX[sub]``: index of the suit subset among all subsets of its size."""
+for _m in range(5):
+    for _j, _x in enumerate(x for x in range(16) if POP4[x] == _m):
+        SUBSET_INDEX[_x] = _j
+
+
+def _partitions(r: int) -> list[tuple[tuple[int, int], ...]]:
+    """Multisets of ranks below ``r`` summing to ``r`` (2+ parts, each rank <= 4 times),
+    as ``((rank, multiplicity), ...)`` with ranks ascending."""
+    out: list[tuple[tuple[int, int], ...]] = []
+
+    def rec(k: int, remaining: int, chosen: tuple[tuple[int, int], ...]) -> None:
+        if remaining == 0:
+            if sum(m for _, m in chosen) >= 2:
+                out.append(chosen)
+            return
+        if k >= r or k > remaining:
+            return
+        for m in range(min(4, remaining // k), -1, -1):
+            rec(k + 1, remaining - m * k, chosen + (((k, m),) if m else ()))
+
+    rec(1, r, ())
+    return out
+
+
+MAX_SLOTS = 4  # a partition of 10 into distinct ranks has at most 4 (1+2+3+4)
+_SUM_PARTS = [(r, p) for r in range(2, 11) for p in _partitions(r)]
+N_SUM = len(_SUM_PARTS)
+PLACE_PAT = N_SUM  # pattern ids: sums, place, one single per card, ace takes all per ace
+SINGLE_PAT = N_SUM + 1
+TAKE_ALL_PAT = SINGLE_PAT + N_CARDS
+N_PATS = TAKE_ALL_PAT + N_CARDS
+
+_slots: list[tuple[tuple[int, int], ...]] = []
+_groups: list[list[int]] = []
+for _r, _p in _SUM_PARTS:
+    _slots.append(_p)
+    _c0 = _r - 1  # sum sets sit at the same offset for every suit of the played card
+    _grp = []
+    for _combo in product(*[[x for x in range(16) if POP4[x] == m] for _, m in _p]):
+        _cap = 0
+        for (_k, _), _sub in zip(_p, _combo, strict=True):
+            for _s in range(4):
+                if _sub >> _s & 1:
+                    _cap |= 1 << (_s * 10 + _k - 1)
+        _grp.append(action_id(_c0, _cap) - PLACE_ID[_c0])
+    _groups.append(_grp)
+_slots.append(())
+_groups.append([0])
+for _c in range(N_CARDS):
+    _slots.append(((RANK[_c], 1),))
+    _groups.append([action_id(_c, 1 << (_s * 10 + RANK[_c] - 1)) - PLACE_ID[_c]
+                    if _s != SUIT[_c] else 0 for _s in range(4)])
+for _c in range(N_CARDS):
+    _slots.append(())
+    _groups.append([ACE_ALL_BASE + SUIT[_c] - PLACE_ID[_c]])
+
+PAT_SIZE = np.array([sum(m for _, m in sl) for sl in _slots], dtype=np.int64)
+PAT_NSLOTS = np.array([len(sl) for sl in _slots], dtype=np.int64)
+PAT_GROUP = np.concatenate([[0], np.cumsum([len(g) for g in _groups])[:-1]]).astype(np.int64)
+GROUP_POS = np.array([x for g in _groups for x in g], dtype=np.int64)
+PAT_SHIFT = np.zeros((MAX_SLOTS, N_PATS), dtype=np.int64)
+"""Per slot: rank-major shift of the slot rank's nibble."""
+PAT_MULT = np.zeros((MAX_SLOTS, N_PATS), dtype=np.int64)
+"""Per slot: how many cards of that rank the pattern takes (0: unused slot)."""
+PAT_RADIX = np.zeros((MAX_SLOTS, N_PATS), dtype=np.int64)
+"""Per slot: weight of its suit choice in the group index (0: unused slot)."""
+for _i, _sl in enumerate(_slots):
+    _sizes = [int(CHOOSE[4, m]) for _, m in _sl]
+    for _j, (_k, _m) in enumerate(_sl):
+        PAT_SHIFT[_j, _i], PAT_MULT[_j, _i] = 4 * (_k - 1), _m
+        PAT_RADIX[_j, _i] = int(np.prod(_sizes[_j + 1:], dtype=np.int64))
+
+# rank-level keys: for played rank r, the table's count of each rank k < r, capped at
+# the most any partition of r uses (CAP[r, k]), in mixed radix (highest rank fastest)
+CAP = np.zeros((11, 11), dtype=np.int64)
+for _r, _p in _SUM_PARTS:
+    for _k, _m in _p:
+        CAP[_r, _k] = max(CAP[_r, _k], _m)
+CAP_KEY = np.zeros((11, 10, 5), dtype=np.int64)
+"""``CAP_KEY[r, k - 1, n]``: rank ``k``'s contribution to the rank-``r`` key with ``n``
+cards of rank ``k`` on the table."""
+N_COMBOS = np.ones(11, dtype=np.int64)
+_COVER: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+"""rank -> (its sum pattern ids, which of them each count combination covers)"""
+for _r in range(2, 11):
+    _ranks = [k for k in range(1, _r) if CAP[_r, k] > 0]
+    _radix = 1
+    for _k in reversed(_ranks):
+        CAP_KEY[_r, _k - 1] = np.minimum(np.arange(5), CAP[_r, _k]) * _radix
+        _radix *= int(CAP[_r, _k]) + 1
+    N_COMBOS[_r] = _radix
+    _counts = np.array(list(product(*[range(int(CAP[_r, k]) + 1) for k in _ranks])),
+                       dtype=np.int64).reshape(_radix, len(_ranks))
+    _mine = np.array([i for i, (rr, _) in enumerate(_SUM_PARTS) if rr == _r], dtype=np.int64)
+    _need = np.zeros((len(_mine), len(_ranks)), dtype=np.int64)
+    for _j, _i in enumerate(_mine):
+        for _k, _m in _SUM_PARTS[_i][1]:
+            _need[_j, _ranks.index(_k)] = _m
+    _COVER[_r] = (_mine, (_counts[:, None, :] >= _need[None, :, :]).all(-1))
+
+# card-level keys: rank-level key + (table holds rank r) * N_COMBOS[r]; for an ace,
+# 10 * (table holds an ace) + number of other ranks on the table
+_KEY_SPAN = np.array([20 if RANK[c] == 1 else 2 * int(N_COMBOS[RANK[c]])
+                      for c in range(N_CARDS)], dtype=np.int64)
+CARD_KEY_BASE = np.concatenate([[0], np.cumsum(_KEY_SPAN)[:-1]]).astype(np.int64)
+N_CARD_KEYS = int(_KEY_SPAN.sum())
+KEY12_STRIDE = 3 * 4096 + 16
+_nib_key = np.zeros((N_CARDS, 10, 16), dtype=np.int64)
+_present = (np.arange(16) > 0).astype(np.int64)
+for _c in range(N_CARDS):
+    _r = RANK[_c]
+    for _k in range(1, 11):
+        if _r == 1:
+            _nib_key[_c, _k - 1] = _present * (10 if _k == 1 else 1)
+        elif _k < _r:
+            _nib_key[_c, _k - 1] = CAP_KEY[_r, _k - 1][POP4]
+        elif _k == _r:
+            _nib_key[_c, _k - 1] = _present * N_COMBOS[_r]
+_v = np.arange(4096)
+RANK_KEY12 = np.zeros((11, KEY12_STRIDE), dtype=np.int32)
+"""``key(c) = CARD_KEY_BASE[c] + sum over chunks of RANK_KEY12[rank(c), chunk * 4096 + 12
+bits of the rank-major table]`` (ranks 1-3, 4-6, 7-9, then rank 10 in 16 entries)."""
+for _r in range(1, 11):
+    _c = _r - 1  # the key contributions depend on the rank only
+    for _ch in range(3):
+        RANK_KEY12[_r, _ch * 4096:(_ch + 1) * 4096] = sum(
+            _nib_key[_c, 3 * _ch + _i, (_v >> (4 * _i)) & 15] for _i in range(3))
+    RANK_KEY12[_r, 3 * 4096:] = _nib_key[_c, 9, :]
+RANK_KEY12 = RANK_KEY12.reshape(-1)
+CARD_KEY_ROW = RANK_NP * KEY12_STRIDE
+"""Card id -> offset of its rank's row in ``RANK_KEY12``."""
+
+
+def card_lut(capture_rule: str, ace_takes_all: bool) -> tuple[np.ndarray, np.ndarray]:
+    """``(entry, patterns)``: for every card-level key, ``entry = start << 8 | count``
+    of its patterns in ``patterns``."""
+    flat: list[np.ndarray] = [np.array([PLACE_PAT]), SINGLE_PAT + np.arange(N_CARDS),
+                              TAKE_ALL_PAT + np.arange(N_CARDS)]
+    place_at, single_at, take_all_at = 0, 1, 1 + N_CARDS
+    size = 1 + 2 * N_CARDS
+    rank_entry: dict[int, np.ndarray] = {}
+    for r in range(2, 11):
+        mine, cover = _COVER[r]
+        if capture_rule == "fewest":
+            few = np.where(cover, PAT_SIZE[mine][None, :], 99)
+            cover = cover & (few == few.min(1, keepdims=True))
+        rows, cols = np.nonzero(cover)
+        count = np.bincount(rows, minlength=len(cover))
+        start = size + np.concatenate([[0], np.cumsum(count)[:-1]])
+        rank_entry[r] = np.where(count > 0, start << 8 | count, place_at << 8 | 1)
+        flat.append(mine[cols])
+        size += len(cols)
+    entries: list[np.ndarray] = []
+    for c in range(N_CARDS):
+        r = RANK[c]
+        single = np.int64((single_at + c) << 8 | 1)
+        if r == 1:
+            others = np.arange(10) > 0
+            entries.append(np.where(others & ace_takes_all, (take_all_at + c) << 8 | 1,
+                                    place_at << 8 | 1))
+            entries.append(np.full(10, single))
+        else:
+            entries.append(rank_entry[r])
+            entries.append(np.full(int(N_COMBOS[r]), single))
+    return (np.concatenate(entries).astype(np.int32),
+            np.concatenate(flat).astype(np.int64))
+
+
+# scoring
+BYTE_BITS = np.array([[(x >> i) & 1 for i in range(8)] for x in range(256)], dtype=np.float32)
+"""A byte's eight bits, least significant first, as float32."""
+OBS_BYTES = np.array([8 * m + b for m in range(5) for b in range(5)] + [39, 39])
+"""Bytes of five uint64 card masks holding their 40 bits, then two pad bytes: 27 x 8 =
+216 observation columns (the last 16 overwritten)."""
+BEST_IN_SUIT = {name: np.array(t, dtype=np.int64) for name, t in _BEST.items()}
+"""Primiera value of the best card of a 10-bit suit mask (``scoring``'s table)."""
+NAPOLA = np.array([napola_run(m) for m in range(1024)], dtype=np.int64)
+
+DEBRUIJN_MAGIC = U64(0x03F79D71B4CB0A89)
+DEBRUIJN = np.zeros(64, dtype=np.int64)
+"""``DEBRUIJN[(bit * DEBRUIJN_MAGIC) >> 58]``: index of a single set bit."""
+for _k in range(64):
+    DEBRUIJN[((1 << _k) * int(DEBRUIJN_MAGIC) % (1 << 64)) >> 58] = _k
+
+assert N_ACTIONS == ACE_ALL_BASE + 4
+
+PAT_DESC = np.zeros(N_PATS, dtype=np.int64)
+"""A pattern's slots packed for the one-suit-choice path: slot ``s`` holds its nibble
+shift (6 bits) and radix (8 bits) at bit ``14 * s``; the slot count at bit 56."""
+for _i in range(N_PATS):
+    _d = int(PAT_NSLOTS[_i]) << 56
+    for _j in range(MAX_SLOTS):
+        assert PAT_SHIFT[_j, _i] < 64 and PAT_RADIX[_j, _i] < 256
+        _d |= (int(PAT_SHIFT[_j, _i]) | int(PAT_RADIX[_j, _i]) << 6) << (14 * _j)
+    PAT_DESC[_i] = _d
+ACT_BIT = CARD_BIT[ACT_CARD]
+"""Per action: the played card's bit."""
+ACT_CAPTURES = ACT_CAPTURE != 0
+ACT_TOGGLE = np.where(ACT_CAPTURES, ACT_CAPTURE, ACT_BIT)
+"""Per action: the table bits it flips (the captured cards, or the placed card)."""
+ACT_TOGGLE_RM = np.where(ACT_CAPTURES, ACT_CAPTURE_RM, RM_BIT[ACT_CARD])
+ACT_PILE = np.where(ACT_CAPTURES, ACT_CAPTURE | ACT_BIT, U64(0))
+"""Per action: the cards it adds to the mover's team pile."""

@@ -1,0 +1,289 @@
+"""The training configuration: one typed dataclass, loaded from YAML plus ``--set`` overrides.
+
+Every key has a default, a type and an allowed range; an unknown key, a value of the
+wrong type or out of range fails at start with a message naming the key and what is
+allowed (``ConfigError``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from scopa_env.rules import NAMED_RULES, OPTION_NAMES, make_rules
+
+OPPONENT_KINDS = ("self", "past", "random", "greedy", "expert")
+
+
+class ConfigError(ValueError):
+    """A bad training configuration (unknown key, wrong type, out-of-range value)."""
+
+
+def _f(default: Any, help: str, *, lo: float | None = None, hi: float | None = None,
+       choices: tuple[Any, ...] | None = None, lo_open: bool = False) -> Any:
+    meta = {"help": help, "lo": lo, "hi": hi, "choices": choices, "lo_open": lo_open}
+    if isinstance(default, (dict, list)):
+        return field(default_factory=lambda: type(default)(default), metadata=meta)
+    return field(default=default, metadata=meta)
+
+
+@dataclass
+class TrainConfig:
+    """All hyperparameters of a PPO self-play run (see configs/default.yaml)."""
+
+    # -- run ------------------------------------------------------------------------
+    name: str = _f("default", "run name; the run directory is runs/NAME-TIMESTAMP")
+    seed: int = _f(1, "seed of everything (deals, sampling, minibatches)", lo=0)
+    runs_dir: str = _f("runs", "parent folder of run directories")
+    torch_threads: int = _f(1, "torch.set_num_threads", lo=1, hi=64)
+    # -- game -----------------------------------------------------------------------
+    rules: str = _f("scopa", "named rule set", choices=tuple(NAMED_RULES))
+    players: int = _f(2, "2, or 4 (two teams; partners share the policy and the reward)",
+                      choices=(2, 4))
+    rules_options: dict = _f({}, "extra rules options (rules.md), e.g. {target_score: 16}")
+    episode: str = _f("hand", "one episode = one hand or one match", choices=("hand", "match"))
+    reward: str = _f("points", "'points': hand points margin at each hand end (zero-sum); "
+                     "'match': +1/-1 at match end (sign of the margin with episode=hand)",
+                     choices=("points", "match"))
+    reward_scale: float = _f(0.25, "rewards are multiplied by this for learning (value "
+                             "targets); logged points stay unscaled", lo=0, lo_open=True)
+    # -- budget ---------------------------------------------------------------------
+    total_env_steps: int = _f(2_000_000, "environment moves to train for (all seats)", lo=1)
+    max_minutes: float = _f(0.0, "wall-clock limit in minutes (0 = none); the run stops "
+                            "and saves when reached", lo=0)
+    # -- rollouts -------------------------------------------------------------------
+    num_envs: int = _f(64, "games played in parallel by the batched environment", lo=1,
+                       hi=65536)
+    rollout_steps: int = _f(72, "moves per game per rollout (with episode=hand, rounded up "
+                            "to whole hands)", lo=1)
+    opponents: dict = _f({"self": 0.75, "past": 0.1, "greedy": 0.15},
+                         "opponent pool: sampling weight per kind, kinds "
+                         + "/".join(OPPONENT_KINDS))
+    past_snapshot_every: int = _f(10, "updates between snapshots added to the past pool",
+                                  lo=1)
+    past_pool_size: int = _f(5, "past snapshots kept (oldest dropped)", lo=1, hi=100)
+    # -- PPO ------------------------------------------------------------------------
+    learning_rate: float = _f(3e-4, "Adam learning rate", lo=0, hi=1, lo_open=True)
+    lr_final_fraction: float = _f(0.1, "linear schedule: final lr = learning_rate x this",
+                                  lo=0, hi=1)
+    gamma: float = _f(1.0, "discount per own move", lo=0, hi=1)
+    gae_lambda: float = _f(0.95, "GAE lambda", lo=0, hi=1)
+    update_epochs: int = _f(4, "PPO epochs per rollout", lo=1, hi=100)
+    num_minibatches: int = _f(4, "minibatches per epoch", lo=1, hi=1024)
+    clip_coef: float = _f(0.2, "PPO ratio clip", lo=0, hi=1, lo_open=True)
+    clip_vloss: bool = _f(True, "clip the value loss like the policy ratio")
+    ent_coef: float = _f(0.01, "entropy bonus at the start", lo=0, hi=1)
+    ent_coef_final: float = _f(0.001, "entropy bonus at the end (linear schedule)", lo=0, hi=1)
+    vf_coef: float = _f(0.5, "value loss weight", lo=0, hi=100)
+    max_grad_norm: float = _f(0.5, "gradient clipping norm", lo=0, lo_open=True)
+    norm_adv: bool = _f(True, "normalise advantages per minibatch")
+    target_kl: float = _f(0.0, "stop the epochs early when approx KL exceeds this (0 = off)",
+                          lo=0)
+    # -- network --------------------------------------------------------------------
+    hidden_size: int = _f(256, "observation encoder width", lo=8, hi=4096)
+    hidden_layers: int = _f(2, "observation encoder depth", lo=1, hi=8)
+    action_hidden: int = _f(128, "action scorer hidden width", lo=8, hi=4096)
+    # -- evaluation, checkpoints -------------------------------------------------------
+    eval_every_steps: int = _f(500_000, "env steps between evaluations (0 = never)", lo=0)
+    eval_hands: int = _f(200, "paired hands per evaluation opponent", lo=1)
+    eval_opponents: list = _f(["random", "greedy", "expert"],
+                              "baselines evaluated against (agent specs)")
+    eval_seed: int = _f(2024, "evaluation seed (fixed: same deals every time)", lo=0)
+    eval_workers: int = _f(1, "evaluator worker processes", lo=1, hi=64)
+    best_metric: str = _f("greedy", "eval opponent whose margin picks the best checkpoint")
+    checkpoint_every_steps: int = _f(500_000, "env steps between periodic checkpoints "
+                                     "(0 = only at the end)", lo=0)
+    keep_checkpoints: int = _f(3, "periodic checkpoints kept (older ones deleted)", lo=1)
+
+    # ------------------------------------------------------------------------------
+    def __post_init__(self) -> None:
+        validate(self)
+
+    def to_dict(self) -> dict[str, Any]:
+        return dataclasses.asdict(self)
+
+    @property
+    def rules_kwargs(self) -> dict[str, Any]:
+        return {**self.rules_options, "players": self.players}
+
+    def make_rules(self) -> Any:
+        return make_rules(self.rules, **self.rules_kwargs)
+
+
+FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
+
+
+def _type_name(t: Any) -> str:
+    return {int: "an integer", float: "a number", bool: "true or false", str: "a string",
+            dict: "a mapping", list: "a list"}[t]
+
+
+def _field_type(name: str) -> type:
+    t = FIELDS[name].type
+    return {"int": int, "float": float, "bool": bool, "str": str, "dict": dict,
+            "list": list}[t if isinstance(t, str) else t.__name__]
+
+
+def _check_type(name: str, value: Any) -> Any:
+    t = _field_type(name)
+    ok = (isinstance(value, bool) if t is bool
+          else isinstance(value, int) and not isinstance(value, bool) if t is int
+          else isinstance(value, (int, float)) and not isinstance(value, bool) if t is float
+          else isinstance(value, t))
+    if not ok:
+        raise ConfigError(f"config key {name!r} must be {_type_name(t)}, got {value!r} "
+                          f"({type(value).__name__}); {FIELDS[name].metadata['help']}")
+    return float(value) if t is float else value
+
+
+def validate(cfg: TrainConfig) -> None:
+    for name, f in FIELDS.items():
+        value = _check_type(name, getattr(cfg, name))
+        object.__setattr__(cfg, name, value)
+        m = f.metadata
+        if m["choices"] is not None and value not in m["choices"]:
+            raise ConfigError(f"config key {name!r} must be one of "
+                              f"{', '.join(map(repr, m['choices']))}, got {value!r}")
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            if isinstance(value, float) and not math.isfinite(value):
+                raise ConfigError(f"config key {name!r} must be finite, got {value!r}")
+            lo, hi = m["lo"], m["hi"]
+            bad_lo = lo is not None and (value <= lo if m["lo_open"] else value < lo)
+            bad_hi = hi is not None and value > hi
+            if bad_lo or bad_hi:
+                rng = (("(" if m["lo_open"] else "[") + (str(lo) if lo is not None else "-inf")
+                       + ", " + (str(hi) if hi is not None else "inf") + "]")
+                raise ConfigError(f"config key {name!r} = {value!r} is out of range: "
+                                  f"allowed {rng}; {m['help']}")
+    # structured keys
+    bad = sorted(set(cfg.opponents) - set(OPPONENT_KINDS))
+    if bad:
+        raise ConfigError(f"config key 'opponents' has unknown kind(s) {', '.join(bad)}; "
+                          f"allowed: {', '.join(OPPONENT_KINDS)}")
+    for k, w in cfg.opponents.items():
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0 or not math.isfinite(w):
+            raise ConfigError(f"config key 'opponents.{k}' must be a weight >= 0, got {w!r}")
+    if sum(cfg.opponents.values()) <= 0:
+        raise ConfigError("config key 'opponents' needs at least one positive weight, "
+                          f"got {cfg.opponents!r}")
+    for spec in cfg.eval_opponents:
+        if not isinstance(spec, str) or not spec:
+            raise ConfigError(f"config key 'eval_opponents' must list agent specs, got {spec!r}")
+    if cfg.eval_every_steps and cfg.best_metric not in cfg.eval_opponents:
+        raise ConfigError(f"config key 'best_metric' = {cfg.best_metric!r} must be one of "
+                          f"eval_opponents {cfg.eval_opponents!r}")
+    if cfg.ent_coef_final > cfg.ent_coef:
+        raise ConfigError(f"config key 'ent_coef_final' ({cfg.ent_coef_final}) must not exceed "
+                          f"'ent_coef' ({cfg.ent_coef})")
+    unknown = sorted(set(cfg.rules_options) - set(OPTION_NAMES) - {"name", "players"})
+    if unknown:
+        raise ConfigError(f"config key 'rules_options' has unknown rules option(s) "
+                          f"{', '.join(unknown)}; allowed: {', '.join(OPTION_NAMES[2:])}")
+    if "players" in cfg.rules_options or "name" in cfg.rules_options:
+        raise ConfigError("config key 'rules_options' must not hold 'players' or 'name': "
+                          "use the top-level keys 'players' and 'rules'")
+    try:
+        make_rules(cfg.rules, **cfg.rules_kwargs)
+    except ValueError as e:
+        raise ConfigError(f"config keys 'rules'/'players'/'rules_options': {e}") from None
+
+
+def parse_value(name: str, raw: str) -> Any:
+    """A ``--set key=value`` value, parsed as YAML (``0.1``, ``true``, ``[a, b]``,
+    ``{self: 1}``); strings stay strings."""
+    try:
+        value = yaml.safe_load(raw)
+    except yaml.YAMLError as e:
+        raise ConfigError(f"--set {name}={raw}: cannot parse the value ({e})") from None
+    t = _field_type(name)
+    if t is str and not isinstance(value, str):
+        value = raw
+    return _coerce_float(name, value)
+
+
+def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``key=value`` strings (``opponents.greedy=0.3`` sets one mapping entry)."""
+    data = dict(data)
+    for item in overrides:
+        if "=" not in item:
+            raise ConfigError(f"--set {item!r} must look like key=value")
+        key, raw = (s.strip() for s in item.split("=", 1))
+        top, _, sub = key.partition(".")
+        if top not in FIELDS:
+            raise ConfigError(f"unknown config key {top!r} in --set {item}; "
+                              f"allowed keys: {', '.join(FIELDS)}")
+        if sub:
+            if _field_type(top) is not dict:
+                raise ConfigError(f"config key {top!r} is not a mapping: use --set {top}=VALUE")
+            current = dict(data.get(top, getattr(TrainConfig(), top)))
+            current[sub] = yaml.safe_load(raw)
+            data[top] = current
+        else:
+            data[top] = parse_value(top, raw)
+    return data
+
+
+def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfig:
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source} must be a mapping of keys to values, got "
+                          f"{type(data).__name__}")
+    unknown = sorted(set(data) - set(FIELDS))
+    if unknown:
+        raise ConfigError(f"unknown config key(s) {', '.join(map(repr, unknown))} in {source}; "
+                          f"allowed keys: {', '.join(FIELDS)}")
+    data = {name: _coerce_float(name, value) for name, value in data.items()}
+    return TrainConfig(**data)
+
+
+def _coerce_float(name: str, value: Any) -> Any:
+    """Integers and YAML 1.1's unparsed exponents (``1e-3``) for float keys."""
+    if _field_type(name) is not float or isinstance(value, bool):
+        return value
+    if isinstance(value, int):
+        return float(value)
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+def load_config(path: str | Path | None, overrides: list[str] | None = None,
+                base: dict[str, Any] | None = None) -> TrainConfig:
+    """YAML file (or ``base`` dict) + ``key=value`` overrides -> validated config."""
+    data: dict[str, Any] = dict(base or {})
+    source = "config"
+    if path is not None:
+        p = Path(path)
+        if not p.is_file():
+            raise ConfigError(f"config file {str(p)!r} does not exist")
+        try:
+            loaded = yaml.safe_load(p.read_text()) or {}
+        except yaml.YAMLError as e:
+            raise ConfigError(f"config file {str(p)!r} is not valid YAML: {e}") from None
+        if not isinstance(loaded, dict):
+            raise ConfigError(f"config file {str(p)!r} must be a mapping of keys to values")
+        data.update(loaded)
+        source = str(p)
+    data = apply_overrides(data, overrides or [])
+    return config_from_dict(data, source)
+
+
+def describe() -> str:
+    """One line per key: name, type, default, allowed values, help (for --help-config)."""
+    lines = []
+    defaults = TrainConfig()
+    for name, f in FIELDS.items():
+        m = f.metadata
+        allowed = (f" one of {list(m['choices'])}" if m["choices"] else
+                   f" range {'(' if m['lo_open'] else '['}{m['lo']}, {m['hi']}]"
+                   if m["lo"] is not None or m["hi"] is not None else "")
+        lines.append(f"{name} ({_field_type(name).__name__}, default "
+                     f"{getattr(defaults, name)!r}{';' if allowed else ''}{allowed}): {m['help']}")
+    return "\n".join(lines)

@@ -1,0 +1,251 @@
+"""The policy/value network: encode the observation, score each legal catalogue id.
+
+The action space has 16,204 ids but a decision has only a few legal ones (actions.md),
+so there is no output unit per id. Instead every legal id is described by features —
+the played card and the captured cards from ``ACTION_FEATURES`` plus derived ones
+computed against the current table (the cards left on the table, whether the move is a
+scopa, which coins / settebello / primiera cards it takes, the rank sum it leaves) — and
+a small MLP scores ``(observation embedding, action features)``. The policy is a softmax
+over the legal ids only (padding is masked out); the value head reads the embedding.
+
+For the ace-takes-all ids (16200..16203) the catalogue row holds only the played card:
+their captured set is built here from the table in the observation.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import torch
+from torch import nn
+
+from scopa_env.cards import RANK
+from scopa_env.moves import ACE_ALL_BASE, ACTION_FEATURES
+from scopa_env.observation import OBS_DIM, TABLE, UNSEEN
+
+N_BASE = 80
+SUM_BUCKETS = 12  # rank sum left on the table: 0..10, then "more than 10"
+REPLY_DIM = 41
+ACTION_DIM = 40 + 40 + 40 + 7 + SUM_BUCKETS + 10 + 10 + 4 + REPLY_DIM
+
+_ACTION_TABLE = torch.from_numpy(ACTION_FEATURES.astype(np.float32))
+_RANKS = torch.tensor(RANK, dtype=torch.float32)
+_R = np.arange(1, 11)
+# Subset sums up to 10 of a table depend only on its rank counts, capped where more
+# copies cannot matter (at most 10 // r cards of rank r fit in a sum of 10):
+_CAPS = np.array([min(4, 10 // r) for r in range(1, 11)])
+_RADIX = np.concatenate([[1], np.cumprod(_CAPS[:-1] + 1)]).astype(np.int64)
+
+
+def _build_reach() -> np.ndarray:
+    """``_REACH[index of capped rank counts]``: bit s set when some subset sums to s."""
+    size = int(np.prod(_CAPS + 1))
+    idx = np.arange(size)
+    counts = (idx[:, None] // _RADIX) % (_CAPS + 1)
+    reach = np.ones(size, np.int64)
+    for r in range(1, 11):
+        for j in range(1, int(_CAPS[r - 1]) + 1):
+            reach = np.where(counts[:, r - 1] >= j, (reach | (reach << r)) & 0x7FF, reach)
+    return reach
+
+
+_REACH = _build_reach()
+_REACH_T = torch.from_numpy(_REACH)
+_CAPS_T = torch.from_numpy(_CAPS)
+_RADIX_T = torch.from_numpy(_RADIX)
+
+
+def _reply_threats(after_ranks: np.ndarray, sum_after: np.ndarray, n_after: np.ndarray,
+                   unseen_ranks: np.ndarray) -> np.ndarray:
+    """What a card of each rank could do on the table a move leaves (numpy, any batch
+    shape ``S``): ``after_ranks`` (S, 10) rank counts, ``sum_after`` / ``n_after`` (S,),
+    ``unseen_ranks`` (S, 10) unseen cards per rank / 4 -> (S, 41): can capture (10),
+    can sweep for a scopa (10), both weighted by the unseen cards of that rank (20), and
+    whether any unseen card could sweep (1)."""
+    reach = _REACH[np.minimum(after_ranks, _CAPS) @ _RADIX]
+    cap = ((reach[..., None] >> _R) & 1).astype(np.float32)
+    single = (n_after[..., None] == 1) & (after_ranks == 1)
+    total = (n_after[..., None] >= 2) & (sum_after[..., None] == _R) & (after_ranks == 0)
+    scopa = (single | total).astype(np.float32)
+    threat = scopa * unseen_ranks
+    return np.concatenate([cap, scopa, cap * unseen_ranks, threat,
+                           (threat.sum(-1, keepdims=True) > 0)], -1, dtype=np.float32)
+
+
+def _reply_threats_torch(after: torch.Tensor, unseen: torch.Tensor) -> torch.Tensor:
+    """``_reply_threats`` in torch: ``after`` (B, L, 40) table after the move, ``unseen``
+    (B, 40) -> (B, L, 41)."""
+    after_ranks = after.reshape(*after.shape[:-1], 4, 10).sum(-2)
+    counts = after_ranks.round().long()
+    sum_after = (after * _RANKS).sum(-1).round().long()
+    n_after = after.sum(-1).round().long()
+    unseen_ranks = (unseen.reshape(-1, 4, 10).sum(-2) / 4)[:, None, :]
+    reach = _REACH_T[(torch.minimum(counts, _CAPS_T) * _RADIX_T).sum(-1)]
+    ranks = torch.arange(1, 11)
+    cap = ((reach[..., None] >> ranks) & 1).to(after.dtype)
+    single = (n_after[..., None] == 1) & (counts == 1)
+    total = (n_after[..., None] >= 2) & (sum_after[..., None] == ranks) & (counts == 0)
+    scopa = (single | total).to(after.dtype)
+    threat = scopa * unseen_ranks
+    return torch.cat([cap, scopa, cap * unseen_ranks, threat,
+                      (threat.sum(-1, keepdim=True) > 0).to(after.dtype)], -1)
+
+
+def action_inputs(obs: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+    """Features of each candidate move: ``obs`` (B, 216), ``ids`` (B, L) catalogue ids
+    (padding may be any valid id) -> (B, L, ACTION_DIM) float32."""
+    f = _ACTION_TABLE[ids]  # (B, L, 80)
+    card, capt = f[..., :40], f[..., 40:]
+    table = obs[:, None, TABLE]  # (B, 1, 40)
+    takes_all = (ids >= ACE_ALL_BASE).to(obs.dtype).unsqueeze(-1)
+    capt = capt + takes_all * table  # ace takes all: the capture is the whole table
+    is_cap = (capt.sum(-1, keepdim=True) > 0).to(obs.dtype)
+    taken = capt + card * is_cap  # cards that go to the pile
+    after = table - capt + card * (1 - is_cap)  # the table the next player faces
+    n_after = after.sum(-1, keepdim=True)
+    sum_after = (after * _RANKS).sum(-1).clamp(max=SUM_BUCKETS - 1).long()
+    scopa = is_cap * (n_after == 0).to(obs.dtype) * (1 - takes_all)
+    shape = (*ids.shape, 4, 10)
+    taken_by_rank = taken.reshape(shape).sum(-2) / 4
+    played_rank = card.reshape(shape).sum(-2)
+    played_suit = card.reshape(shape).sum(-1)
+    scalars = torch.cat([
+        is_cap, scopa, takes_all, taken.sum(-1, keepdim=True) / 5,
+        taken[..., :10].sum(-1, keepdim=True) / 5, taken[..., 6:7], n_after / 10,
+    ], -1)
+    buckets = torch.nn.functional.one_hot(sum_after, SUM_BUCKETS).to(obs.dtype)
+    return torch.cat([card, capt, after, scalars, buckets, taken_by_rank, played_rank,
+                      played_suit, _reply_threats_torch(after, obs[:, UNSEEN])], -1)
+
+
+_ACTION_TABLE_NP = ACTION_FEATURES.astype(np.float32)
+_RANKS_NP = np.asarray(RANK, np.float32)
+_EYE_BUCKETS = np.eye(SUM_BUCKETS, dtype=np.float32)
+
+
+def action_inputs_np(obs: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    """``action_inputs`` for one decision in numpy: ``obs`` (216,), ``ids`` (L,) ->
+    (L, ACTION_DIM). Used by the agent, where torch's per-call overhead dominates."""
+    f = _ACTION_TABLE_NP[ids]
+    card, capt = f[:, :40], f[:, 40:]
+    table = obs[TABLE][None, :]
+    takes_all = (ids >= ACE_ALL_BASE).astype(np.float32)[:, None]
+    capt = capt + takes_all * table
+    is_cap = (capt.sum(-1, keepdims=True) > 0).astype(np.float32)
+    taken = capt + card * is_cap
+    after = table - capt + card * (1 - is_cap)
+    n_after = after.sum(-1, keepdims=True)
+    sum_after = np.minimum(after @ _RANKS_NP, SUM_BUCKETS - 1).astype(np.int64)
+    scopa = is_cap * (n_after == 0) * (1 - takes_all)
+    taken_by_rank = taken.reshape(-1, 4, 10).sum(1) / 4
+    played_rank = card.reshape(-1, 4, 10).sum(1)
+    played_suit = card.reshape(-1, 4, 10).sum(2)
+    scalars = np.concatenate([
+        is_cap, scopa, takes_all, taken.sum(-1, keepdims=True) / 5,
+        taken[:, :10].sum(-1, keepdims=True) / 5, taken[:, 6:7], n_after / 10], -1)
+    after_ranks = after.reshape(-1, 4, 10).sum(1)
+    unseen_ranks = np.broadcast_to(obs[UNSEEN].reshape(4, 10).sum(0) / 4, after_ranks.shape)
+    reply = _reply_threats(after_ranks.round().astype(np.int64),
+                           np.rint(after @ _RANKS_NP).astype(np.int64),
+                           np.rint(n_after[:, 0]).astype(np.int64), unseen_ranks)
+    return np.concatenate([card, capt, after, scalars, _EYE_BUCKETS[sum_after], taken_by_rank,
+                           played_rank, played_suit, reply], -1, dtype=np.float32)
+
+
+@dataclass(frozen=True)
+class NetConfig:
+    hidden_size: int = 256
+    hidden_layers: int = 2
+    action_hidden: int = 128
+
+    def to_dict(self) -> dict[str, int]:
+        return {"hidden_size": self.hidden_size, "hidden_layers": self.hidden_layers,
+                "action_hidden": self.action_hidden}
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> NetConfig:
+        return cls(int(d["hidden_size"]), int(d["hidden_layers"]), int(d["action_hidden"]))
+
+
+def _init(layer: nn.Linear, std: float = float(np.sqrt(2)), bias: float = 0.0) -> nn.Linear:
+    nn.init.orthogonal_(layer.weight, std)
+    nn.init.constant_(layer.bias, bias)
+    return layer
+
+
+class PolicyNet(nn.Module):
+    """Observation encoder (MLP) + value head + legal-action scorer."""
+
+    def __init__(self, cfg: NetConfig = NetConfig()):
+        super().__init__()
+        self.cfg = cfg
+        h, a = cfg.hidden_size, cfg.action_hidden
+        layers: list[nn.Module] = []
+        width = OBS_DIM
+        for _ in range(cfg.hidden_layers):
+            layers += [_init(nn.Linear(width, h)), nn.ReLU()]
+            width = h
+        self.encoder = nn.Sequential(*layers)
+        self.value_head = _init(nn.Linear(h, 1), std=1.0)
+        self.score_state = _init(nn.Linear(h, a))
+        self.score_action = _init(nn.Linear(ACTION_DIM, a), bias=0.0)
+        self.score_out = nn.Sequential(nn.ReLU(), _init(nn.Linear(a, a)), nn.ReLU(),
+                                       _init(nn.Linear(a, 1), std=0.01))
+
+    def forward(self, obs: torch.Tensor, ids: torch.Tensor, valid: torch.Tensor,
+                feats: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+        """``obs`` (B, 216), ``ids`` (B, L) legal ids padded, ``valid`` (B, L) bool ->
+        (masked logits (B, L) with -inf-like padding, value (B,)). ``feats``: the
+        ``action_inputs(obs, ids)`` if already computed (they hold no parameters)."""
+        emb = self.encoder(obs)
+        value = self.value_head(emb).squeeze(-1)
+        if feats is None:
+            feats = action_inputs(obs, ids)
+        pre = self.score_state(emb).unsqueeze(1) + self.score_action(feats)
+        logits = self.score_out(pre).squeeze(-1)
+        logits = logits.masked_fill(~valid, -1e9)
+        return logits, value
+
+    def value(self, obs: torch.Tensor) -> torch.Tensor:
+        return self.value_head(self.encoder(obs)).squeeze(-1)
+
+    def numpy_scorer(self) -> NumpyScorer:
+        return NumpyScorer(self)
+
+
+class NumpyScorer:
+    """The policy logits of one decision in numpy (same numbers as ``PolicyNet``, a
+    fraction of torch's per-call overhead): what the agent uses to play."""
+
+    def __init__(self, net: PolicyNet) -> None:
+        def wb(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
+            return (layer.weight.detach().numpy().T.copy(),
+                    layer.bias.detach().numpy().copy())
+
+        self.encoder = [wb(m) for m in net.encoder if isinstance(m, nn.Linear)]
+        self.state = wb(net.score_state)
+        self.action = wb(net.score_action)
+        self.hidden = wb(net.score_out[1])
+        self.out = wb(net.score_out[3])
+
+    def embed(self, obs: np.ndarray) -> np.ndarray:
+        """Encoder output for one observation (216,) or a batch (B, 216)."""
+        h = obs
+        for w, b in self.encoder:
+            h = np.maximum(h @ w + b, 0)
+        return h
+
+    def logits(self, obs: np.ndarray, ids: np.ndarray, emb: np.ndarray | None = None
+               ) -> np.ndarray:
+        """Logits (L,) of the legal ids (L,) of one observation (216,)."""
+        h = self.embed(obs) if emb is None else emb
+        pre = (h @ self.state[0] + self.state[1])[None, :]
+        pre = pre + action_inputs_np(obs, ids) @ self.action[0] + self.action[1]
+        z = np.maximum(np.maximum(pre, 0) @ self.hidden[0] + self.hidden[1], 0)
+        return (z @ self.out[0] + self.out[1])[:, 0]
+
+
+def count_parameters(net: nn.Module) -> int:
+    return sum(p.numel() for p in net.parameters())

@@ -1,0 +1,97 @@
+"""The PPO update (clipped objective, clipped value loss, entropy bonus), CleanRL style."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from torch import nn
+
+from .network import PolicyNet, action_inputs
+from .rollout import Batch
+
+
+@dataclass
+class UpdateStats:
+    policy_loss: float
+    value_loss: float
+    entropy: float
+    approx_kl: float
+    old_approx_kl: float
+    clip_fraction: float
+    explained_variance: float
+    epochs: int
+    samples: int  # transitions passed through the learner (all epochs)
+    seconds: float
+
+
+def explained_variance(pred: np.ndarray, target: np.ndarray) -> float:
+    var = float(np.var(target))
+    return float("nan") if var == 0 else 1.0 - float(np.var(target - pred)) / var
+
+
+def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Batch,
+               rng: np.random.Generator, *, epochs: int, num_minibatches: int,
+               clip_coef: float, clip_vloss: bool, ent_coef: float, vf_coef: float,
+               max_grad_norm: float, norm_adv: bool, target_kl: float) -> UpdateStats:
+    import time
+
+    t0 = time.perf_counter()
+    net.train()
+    size = len(batch)
+    mb_size = max(1, size // num_minibatches)
+    clipfracs: list[float] = []
+    pg_loss = v_loss = entropy_loss = approx_kl = old_approx_kl = torch.zeros(())
+    samples = 0
+    epochs_done = 0
+    with torch.no_grad():  # the move features hold no parameters: compute them once
+        feats = action_inputs(batch.obs, batch.ids)
+    for _ in range(epochs):
+        epochs_done += 1
+        order = rng.permutation(size)
+        for start in range(0, size, mb_size):
+            mb = torch.from_numpy(order[start:start + mb_size])
+            if len(mb) < 2:
+                continue
+            logits, newvalue = net(batch.obs[mb], batch.ids[mb], batch.valid[mb], feats[mb])
+            logp_all = torch.log_softmax(logits, -1)
+            newlogp = logp_all.gather(1, batch.actions[mb][:, None]).squeeze(1)
+            probs = logp_all.exp()
+            entropy = -(probs * logp_all.masked_fill(~batch.valid[mb], 0.0)).sum(-1)
+            logratio = newlogp - batch.logprobs[mb]
+            ratio = logratio.exp()
+            with torch.no_grad():
+                old_approx_kl = (-logratio).mean()
+                approx_kl = ((ratio - 1) - logratio).mean()
+                clipfracs.append(float(((ratio - 1.0).abs() > clip_coef).float().mean()))
+            adv = batch.advantages[mb]
+            if norm_adv:
+                adv = (adv - adv.mean()) / (adv.std() + 1e-8)
+            pg_loss = torch.max(-adv * ratio,
+                                -adv * torch.clamp(ratio, 1 - clip_coef, 1 + clip_coef)).mean()
+            ret = batch.returns[mb]
+            if clip_vloss:
+                v_unclipped = (newvalue - ret) ** 2
+                v_clipped = batch.values[mb] + torch.clamp(
+                    newvalue - batch.values[mb], -clip_coef, clip_coef)
+                v_loss = 0.5 * torch.max(v_unclipped, (v_clipped - ret) ** 2).mean()
+            else:
+                v_loss = 0.5 * ((newvalue - ret) ** 2).mean()
+            entropy_loss = entropy.mean()
+            loss = pg_loss - ent_coef * entropy_loss + vf_coef * v_loss
+            optimizer.zero_grad()
+            loss.backward()
+            nn.utils.clip_grad_norm_(net.parameters(), max_grad_norm)
+            optimizer.step()
+            samples += len(mb)
+        if target_kl and float(approx_kl) > target_kl:
+            break
+    net.eval()
+    return UpdateStats(
+        policy_loss=float(pg_loss.detach()), value_loss=float(v_loss.detach()),
+        entropy=float(entropy_loss.detach()), approx_kl=float(approx_kl),
+        old_approx_kl=float(old_approx_kl),
+        clip_fraction=float(np.mean(clipfracs)) if clipfracs else 0.0,
+        explained_variance=explained_variance(batch.values.numpy(), batch.returns.numpy()),
+        epochs=epochs_done, samples=samples, seconds=time.perf_counter() - t0)

@@ -1,0 +1,398 @@
+"""The training loop: PPO self-play on the batched environment, read top to bottom.
+
+    for each update:
+        anneal learning rate and entropy coefficient (linear in env steps)
+        pick an opponent for every game from the pool (self / past snapshot / baseline)
+        play a rollout, compute GAE                      (rollout.py)
+        PPO epochs over shuffled minibatches              (ppo.py)
+        log to TensorBoard; every so often evaluate against the baselines (fixed
+        seeds), save periodic / best checkpoints; add a snapshot to the past pool
+    save the final checkpoint and a small policy-only file
+
+SIGINT / SIGTERM set a flag: the update in progress finishes, a checkpoint is saved
+and ``train`` returns normally.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import random
+import signal
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+
+from .checkpoint import (
+    FORMAT,
+    VERSION,
+    CheckpointError,
+    load_checkpoint,
+    policy_checkpoint,
+    save_atomic,
+)
+from .config import TrainConfig, config_from_dict
+from .evaluation import calibrate, evaluate_policy
+from .network import NetConfig, PolicyNet, count_parameters
+from .ppo import ppo_update
+from .rollout import PAST, RolloutCollector, sample_opponents
+
+
+@dataclass
+class Counters:
+    update: int = 0  # updates completed
+    env_steps: int = 0
+    learner_samples: int = 0  # decisions collected for learning
+    wall_seconds: float = 0.0  # training time over all sessions
+    next_eval: int = 0
+    next_checkpoint: int = 0
+    best_margin: float = -math.inf
+
+    def to_dict(self) -> dict[str, Any]:
+        d = dict(self.__dict__)
+        d["best_margin"] = None if math.isinf(self.best_margin) else self.best_margin
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Counters:
+        c = cls(**{k: v for k, v in d.items() if k in cls.__dataclass_fields__})
+        if c.best_margin is None:
+            c.best_margin = -math.inf
+        return c
+
+
+class _StopFlag:
+    """Set by SIGINT/SIGTERM; the loop checks it between updates."""
+
+    def __init__(self) -> None:
+        self.signal: int | None = None
+        self._previous: dict[int, Any] = {}
+
+    def __enter__(self) -> _StopFlag:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            try:
+                self._previous[sig] = signal.signal(sig, self._handle)
+            except ValueError:  # not the main thread: no signal handling
+                pass
+        return self
+
+    def _handle(self, signum: int, frame: Any) -> None:
+        if self.signal is not None:  # second Ctrl-C: stop now
+            raise KeyboardInterrupt
+        self.signal = signum
+
+    def __exit__(self, *exc: Any) -> None:
+        for sig, prev in self._previous.items():
+            signal.signal(sig, prev)
+
+
+def rollout_length(cfg: TrainConfig) -> int:
+    """Moves per game per rollout; whole hands with one-hand episodes (every hand of a
+    rule set has exactly 40 - table_size moves)."""
+    if cfg.episode != "hand":
+        return cfg.rollout_steps
+    per_hand = 40 - cfg.make_rules().table_size
+    return per_hand * max(1, math.ceil(cfg.rollout_steps / per_hand))
+
+
+def make_run_dir(cfg: TrainConfig) -> Path:
+    stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
+    base = Path(cfg.runs_dir) / f"{cfg.name}-{stamp}"
+    path, k = base, 1
+    while path.exists():
+        k += 1
+        path = Path(f"{base}-{k}")
+    (path / "checkpoints").mkdir(parents=True)
+    return path
+
+
+def _rng_state(np_rng: np.random.Generator) -> dict[str, Any]:
+    st = np_rng.bit_generator.state
+    return {"python": list(random.getstate()[1]), "python_version": random.getstate()[0],
+            "numpy": json.dumps(st), "torch": torch.get_rng_state()}
+
+
+def _set_rng_state(state: dict[str, Any], np_rng: np.random.Generator) -> None:
+    random.setstate((state["python_version"], tuple(state["python"]), None))
+    np_rng.bit_generator.state = json.loads(state["numpy"])
+    torch.set_rng_state(state["torch"])
+
+
+class Trainer:
+    def __init__(self, cfg: TrainConfig, run_dir: Path, resume: dict[str, Any] | None = None,
+                 progress: bool = True, log: Callable[[str], None] = print) -> None:
+        import agents
+        from scopa_env.vector import VectorScopaEnv
+
+        self.cfg, self.run_dir, self.progress, self.log = cfg, run_dir, progress, log
+        torch.set_num_threads(cfg.torch_threads)
+        random.seed(cfg.seed)
+        torch.manual_seed(cfg.seed)
+        self.np_rng = np.random.default_rng(cfg.seed)
+        self.rules = cfg.make_rules()
+        self.net = PolicyNet(NetConfig(cfg.hidden_size, cfg.hidden_layers, cfg.action_hidden))
+        self.net.eval()
+        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=cfg.learning_rate,
+                                          eps=1e-5)
+        self.past_pool: list[dict[str, torch.Tensor]] = []
+        self.counters = Counters(next_eval=cfg.eval_every_steps,
+                                 next_checkpoint=cfg.checkpoint_every_steps)
+        self.anchors: dict[str, float] | None = None
+        self.env = VectorScopaEnv(cfg.num_envs, rules=cfg.rules, reward=cfg.reward,
+                                  episode=cfg.episode, seed=cfg.seed, records=False,
+                                  **cfg.rules_kwargs)
+        self.collector = RolloutCollector(self.env, cfg.reward_scale, agents.make_agent)
+        self.steps_per_rollout = rollout_length(cfg)
+        per_update = cfg.num_envs * self.steps_per_rollout
+        self.num_updates = max(1, math.ceil(cfg.total_env_steps / per_update))
+        if resume is not None:
+            self._restore(resume)
+        elif PAST in cfg.opponents:
+            self.past_pool.append(self._snapshot())
+        self.writer: Any = None
+
+    # -- state ------------------------------------------------------------------------
+    def _snapshot(self) -> dict[str, torch.Tensor]:
+        return {k: v.detach().clone() for k, v in self.net.state_dict().items()}
+
+    def _restore(self, ck: dict[str, Any]) -> None:
+        try:
+            self.net.load_state_dict(ck["model"])
+            self.optimizer.load_state_dict(ck["optimizer"])
+        except (ValueError, RuntimeError, KeyError) as e:
+            raise CheckpointError(f"checkpoint {ck.get('path')!r} does not fit this config's "
+                                  f"network/optimizer: {str(e).splitlines()[0]}") from None
+        self.past_pool = [dict(sd) for sd in ck["past_pool"]]
+        self.counters = Counters.from_dict(ck["counters"])
+        self.anchors = ck.get("anchors")
+        _set_rng_state(ck["rng"], self.np_rng)
+
+    def checkpoint_dict(self) -> dict[str, Any]:
+        return {"format": FORMAT, "version": VERSION, "kind": "training",
+                "net": self.net.cfg.to_dict(), "rules": self.rules.to_dict(),
+                "config": self.cfg.to_dict(), "model": self._snapshot(),
+                "optimizer": copy.deepcopy(self.optimizer.state_dict()),
+                "past_pool": self.past_pool, "rng": _rng_state(self.np_rng),
+                "counters": self.counters.to_dict(), "anchors": self.anchors,
+                "saved_at": datetime.now().isoformat(timespec="seconds")}
+
+    def save(self, tag: str) -> Path:
+        """``checkpoints/{tag}.pt`` plus ``latest.pt`` (both atomic)."""
+        ck = self.checkpoint_dict()
+        folder = self.run_dir / "checkpoints"
+        path = save_atomic(ck, folder / f"{tag}.pt")
+        if tag != "latest":
+            save_atomic(ck, folder / "latest.pt")
+        if tag.startswith("step_"):
+            periodic = sorted(folder.glob("step_*.pt"))
+            for old in periodic[:-self.cfg.keep_checkpoints]:
+                old.unlink()
+        return path
+
+    def save_policy(self, path: Path) -> Path:
+        meta = {"counters": self.counters.to_dict(), "config": self.cfg.to_dict()}
+        return save_atomic(policy_checkpoint(self.net, self.rules.to_dict(), meta), path)
+
+    # -- evaluation -------------------------------------------------------------------
+    def evaluate(self) -> dict[str, Any]:
+        cfg = self.cfg
+        if self.anchors is None:
+            self.anchors = calibrate(cfg.eval_opponents, cfg.eval_hands, cfg.eval_seed,
+                                     cfg.rules, cfg.players, cfg.rules_options,
+                                     cfg.eval_workers)
+        t0 = time.perf_counter()
+        res = evaluate_policy(self.net, cfg.eval_opponents, cfg.eval_hands, cfg.eval_seed,
+                              cfg.rules, cfg.players, cfg.rules_options, self.anchors)
+        res.update(env_steps=self.counters.env_steps, update=self.counters.update,
+                   wall_seconds=self.counters.wall_seconds,
+                   eval_seconds=time.perf_counter() - t0)
+        with open(self.run_dir / "evaluations.jsonl", "a") as fh:
+            fh.write(json.dumps(res) + "\n")
+        return res
+
+    # -- the loop ---------------------------------------------------------------------
+    def train(self, stop_after_updates: int | None = None) -> dict[str, Any]:
+        from torch.utils.tensorboard import SummaryWriter
+        from tqdm import tqdm
+
+        cfg, c = self.cfg, self.counters
+        self.writer = writer = SummaryWriter(str(self.run_dir / "tensorboard"))
+        if c.update == 0:
+            writer.add_text("config", "```\n" + yaml.safe_dump(cfg.to_dict()) + "```", 0)
+        self.log(f"run directory: {self.run_dir}  ({count_parameters(self.net):,} parameters, "
+                 f"{self.num_updates} updates of {cfg.num_envs} games x "
+                 f"{self.steps_per_rollout} moves)")
+        total = self.num_updates * cfg.num_envs * self.steps_per_rollout
+        bar = tqdm(total=total, initial=min(c.env_steps, total), unit="step",
+                   disable=not self.progress, dynamic_ncols=True, smoothing=0.05)
+        session_start = time.perf_counter()
+        wall_at_start = c.wall_seconds
+        last_eval: dict[str, Any] | None = None
+        reason = "finished"
+        ent_coef = cfg.ent_coef
+        with _StopFlag() as stop:
+            while c.update < self.num_updates:
+                # 1. schedules (linear in the fraction of updates done)
+                frac = c.update / self.num_updates
+                lr = cfg.learning_rate * (1.0 - frac * (1.0 - cfg.lr_final_fraction))
+                ent_coef = cfg.ent_coef + frac * (cfg.ent_coef_final - cfg.ent_coef)
+                for group in self.optimizer.param_groups:
+                    group["lr"] = lr
+                # 2. opponents for this rollout
+                kinds = sample_opponents(self.np_rng, cfg.opponents, cfg.num_envs,
+                                         have_past=bool(self.past_pool))
+                learner_team = self.np_rng.integers(0, 2, cfg.num_envs)
+                past_net = None
+                if PAST in kinds:
+                    past_net = PolicyNet(self.net.cfg)
+                    pick = int(self.np_rng.integers(len(self.past_pool)))
+                    past_net.load_state_dict(self.past_pool[pick])
+                    past_net.eval()
+                # 3. rollout + GAE
+                seed_u = (cfg.seed * 1_000_003 + c.update) % (2**63)
+                batch, rs = self.collector.collect(
+                    self.net, past_net, kinds, learner_team, self.steps_per_rollout,
+                    reset_seed=seed_u, agent_seed=seed_u, gamma=cfg.gamma,
+                    lam=cfg.gae_lambda)
+                # 4. PPO
+                us = ppo_update(self.net, self.optimizer, batch, self.np_rng,
+                                epochs=cfg.update_epochs, num_minibatches=cfg.num_minibatches,
+                                clip_coef=cfg.clip_coef, clip_vloss=cfg.clip_vloss,
+                                ent_coef=ent_coef, vf_coef=cfg.vf_coef,
+                                max_grad_norm=cfg.max_grad_norm, norm_adv=cfg.norm_adv,
+                                target_kl=cfg.target_kl)
+                c.update += 1
+                c.env_steps += rs.env_steps
+                c.learner_samples += len(batch)
+                c.wall_seconds = wall_at_start + time.perf_counter() - session_start
+                if c.update % cfg.past_snapshot_every == 0 and PAST in cfg.opponents:
+                    self.past_pool.append(self._snapshot())
+                    del self.past_pool[:-cfg.past_pool_size]
+                # 5. logging
+                step = c.env_steps
+                scalars = {
+                    "losses/policy": us.policy_loss, "losses/value": us.value_loss,
+                    "losses/entropy": us.entropy, "losses/approx_kl": us.approx_kl,
+                    "losses/old_approx_kl": us.old_approx_kl,
+                    "losses/clip_fraction": us.clip_fraction,
+                    "losses/explained_variance": us.explained_variance,
+                    "charts/learning_rate": lr, "charts/entropy_coef": ent_coef,
+                    "charts/env_steps_per_second": rs.env_steps / max(rs.seconds, 1e-9),
+                    "charts/learner_samples_per_second": us.samples / max(us.seconds, 1e-9),
+                    "charts/decisions_per_rollout": len(batch),
+                    "charts/updates": c.update, "charts/wall_minutes": c.wall_seconds / 60,
+                    "charts/past_pool_size": len(self.past_pool),
+                }
+                for kind, hands in rs.hand_points.items():
+                    own = np.array([h[0] for h in hands], np.float64)
+                    other = np.array([h[1] for h in hands], np.float64)
+                    scalars[f"rollout/points_per_hand_learner_vs_{kind}"] = float(own.mean())
+                    if kind != "self":
+                        scalars[f"rollout/margin_per_hand_vs_{kind}"] = float(
+                            (own - other).mean())
+                    else:
+                        scalars["rollout/points_per_hand_selfplay"] = float(
+                            (own + other).mean() / 2)
+                for kind, rets in rs.episode_returns.items():
+                    if kind != "self":
+                        scalars[f"rollout/episode_return_vs_{kind}"] = float(np.mean(rets))
+                for tag, value in scalars.items():
+                    if value == value:  # skip NaN
+                        writer.add_scalar(tag, value, step)
+                # 6. evaluation, checkpoints
+                if cfg.eval_every_steps and step >= c.next_eval:
+                    c.next_eval = (step // cfg.eval_every_steps + 1) * cfg.eval_every_steps
+                    last_eval = self._log_eval(step)
+                if cfg.checkpoint_every_steps and step >= c.next_checkpoint:
+                    c.next_checkpoint = ((step // cfg.checkpoint_every_steps + 1)
+                                         * cfg.checkpoint_every_steps)
+                    self.save(f"step_{step:011d}")
+                bar.update(min(step, total) - bar.n)
+                post = {"sps": f"{scalars['charts/env_steps_per_second']:.0f}",
+                        "upd": c.update}
+                if last_eval:
+                    for spec, m in last_eval["margins"].items():
+                        post[spec] = f"{m['mean']:+.2f}"
+                bar.set_postfix(post, refresh=False)
+                # 7. stop?
+                if stop.signal is not None:
+                    reason = f"stopped by {signal.Signals(stop.signal).name}"
+                    break
+                if cfg.max_minutes and c.wall_seconds >= cfg.max_minutes * 60:
+                    reason = f"max_minutes={cfg.max_minutes} reached"
+                    break
+                if stop_after_updates is not None and c.update >= stop_after_updates:
+                    reason = f"stopped after {c.update} updates"
+                    break
+            bar.close()
+            final = c.update >= self.num_updates
+            if final and cfg.eval_every_steps and (last_eval is None
+                                                    or last_eval["env_steps"] != c.env_steps):
+                last_eval = self._log_eval(c.env_steps)
+            path = self.save("final" if final else "latest")
+            policy = self.save_policy(self.run_dir / "policy.pt")
+        writer.flush()
+        writer.close()
+        self.log(f"{reason}: {c.update} updates, {c.env_steps:,} env steps, "
+                 f"{c.wall_seconds / 60:.1f} min; checkpoint {path}; policy {policy}")
+        return {"reason": reason, "finished": final, "checkpoint": str(path),
+                "policy": str(policy), "counters": c.to_dict(), "last_eval": last_eval}
+
+    def _log_eval(self, step: int) -> dict[str, Any]:
+        res = self.evaluate()
+        w = self.writer
+        for spec, m in res["margins"].items():
+            name = spec.replace(":", "_").replace("=", "").replace(",", "_")
+            w.add_scalar(f"eval/margin_vs_{name}", m["mean"], step)
+            w.add_scalar(f"eval/margin_vs_{name}_ci_low", m["low"], step)
+            w.add_scalar(f"eval/margin_vs_{name}_ci_high", m["high"], step)
+            w.add_scalar(f"eval/match_win_share_vs_{name}", m["match_win_share"], step)
+        w.add_scalar("eval/rating_elo", res["rating"], step)
+        w.add_scalar("eval/seconds", res["eval_seconds"], step)
+        best = res["margins"].get(self.cfg.best_metric)
+        if best is not None and best["mean"] > self.counters.best_margin:
+            self.counters.best_margin = best["mean"]
+            self.save("best")
+            self.save_policy(self.run_dir / "best_policy.pt")
+        self.log(f"eval at {step:,} env steps: " + ", ".join(
+            f"{s} {m['mean']:+.3f} [{m['low']:+.3f}, {m['high']:+.3f}]"
+            for s, m in res["margins"].items()) + f"; rating {res['rating']:.0f}")
+        return res
+
+
+def start(cfg: TrainConfig, progress: bool = True, stop_after_updates: int | None = None,
+          log: Callable[[str], None] = print) -> dict[str, Any]:
+    """A new run: ``runs/NAME-TIMESTAMP/`` with the resolved config, then train."""
+    run_dir = make_run_dir(cfg)
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    trainer = Trainer(cfg, run_dir, progress=progress, log=log)
+    out = trainer.train(stop_after_updates)
+    out["run_dir"] = str(run_dir)
+    return out
+
+
+def resume(path: str | Path, overrides: dict[str, Any] | None = None, progress: bool = True,
+           stop_after_updates: int | None = None, log: Callable[[str], None] = print
+           ) -> dict[str, Any]:
+    """Continue the run of a training checkpoint (or run directory) where it stopped.
+    ``overrides`` may change keys that do not alter the network (e.g. total_env_steps)."""
+    ck = load_checkpoint(path, kind="training")
+    data = dict(ck["config"])
+    data.update(overrides or {})
+    cfg = config_from_dict(data, f"checkpoint {ck['path']}")
+    run_dir = Path(ck["path"]).resolve().parent.parent
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    trainer = Trainer(cfg, run_dir, resume=ck, progress=progress, log=log)
+    log(f"resuming {run_dir} at update {trainer.counters.update}, "
+        f"{trainer.counters.env_steps:,} env steps")
+    out = trainer.train(stop_after_updates)
+    out["run_dir"] = str(run_dir)
+    return out

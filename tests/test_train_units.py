@@ -1,0 +1,228 @@
+"""Training kit pieces that need no rollouts: config validation, the network's action
+masking and features, checkpoint errors, the learned agent."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from scopa_env.cards import card_id, mask_of
+from scopa_env.game import apply, new_match
+from scopa_env.moves import ACE_ALL_BASE, action_id
+from scopa_env.observation import OBS_DIM, TABLE, info_set
+from scopa_train.checkpoint import (
+    CheckpointError,
+    build_model,
+    load_checkpoint,
+    policy_checkpoint,
+    save_atomic,
+)
+from scopa_train.config import ConfigError, TrainConfig, load_config
+from scopa_train.network import ACTION_DIM, NetConfig, PolicyNet, action_inputs
+
+CONFIGS = Path(__file__).resolve().parent.parent / "configs"
+TINY = NetConfig(hidden_size=16, hidden_layers=1, action_hidden=8)
+
+
+# -- config -----------------------------------------------------------------------------
+@pytest.mark.parametrize("name", ["default", "team4", "scopone_scientifico", "smoke"])
+def test_shipped_configs_load(name: str) -> None:
+    cfg = load_config(CONFIGS / f"{name}.yaml")
+    assert cfg.name == name
+    cfg.make_rules()
+
+
+def test_overrides_are_typed() -> None:
+    cfg = load_config(CONFIGS / "smoke.yaml", ["learning_rate=1e-3", "num_envs=8",
+                                               "opponents.greedy=0.5", "clip_vloss=false",
+                                               "eval_opponents=[random, greedy]"])
+    assert cfg.learning_rate == 1e-3 and cfg.num_envs == 8 and cfg.clip_vloss is False
+    assert cfg.opponents["greedy"] == 0.5 and cfg.eval_opponents == ["random", "greedy"]
+
+
+@pytest.mark.parametrize("overrides, words", [
+    (["lr=0.1"], ["unknown config key 'lr'", "learning_rate"]),
+    (["num_envs=many"], ["'num_envs'", "integer"]),
+    (["num_envs=2.5"], ["'num_envs'", "integer"]),
+    (["learning_rate=0"], ["'learning_rate'", "out of range", "(0, 1]"]),
+    (["gamma=1.5"], ["'gamma'", "out of range", "[0, 1]"]),
+    (["episode=forever"], ["'episode'", "'hand'", "'match'"]),
+    (["players=3"], ["'players'", "2, 4"]),
+    (["opponents.wizard=1"], ["'opponents'", "wizard", "self"]),
+    (["opponents={self: 0}"], ["'opponents'", "positive"]),
+    (["rules=scopone"], ["rules", "4 players only"]),
+    (["rules_options={deck: 52}"], ["'rules_options'", "deck"]),
+    (["clip_vloss=maybe"], ["'clip_vloss'", "true or false"]),
+    (["best_metric=pimc"], ["'best_metric'", "eval_opponents"]),
+    (["oops"], ["key=value"]),
+])
+def test_bad_overrides_name_the_key(overrides: list[str], words: list[str]) -> None:
+    with pytest.raises(ConfigError) as e:
+        load_config(CONFIGS / "smoke.yaml", overrides)
+    for w in words:
+        assert w in str(e.value), (w, str(e.value))
+
+
+def test_bad_yaml_files(tmp_path: Path) -> None:
+    p = tmp_path / "c.yaml"
+    p.write_text("num_envs: 4\nwarp_speed: 9\n")
+    with pytest.raises(ConfigError, match="unknown config key.*'warp_speed'"):
+        load_config(p)
+    p.write_text("- a\n- b\n")
+    with pytest.raises(ConfigError, match="mapping"):
+        load_config(p)
+    p.write_text("num_envs: [1\n")
+    with pytest.raises(ConfigError, match="not valid YAML"):
+        load_config(p)
+    with pytest.raises(ConfigError, match="does not exist"):
+        load_config(tmp_path / "missing.yaml")
+    with pytest.raises(ConfigError, match="'total_env_steps'.*out of range"):
+        TrainConfig(total_env_steps=0)
+
+
+def test_cli_reports_config_errors(capsys: pytest.CaptureFixture[str]) -> None:
+    import train
+
+    assert train.main(["--config", str(CONFIGS / "smoke.yaml"), "--set", "ent_coef=-1"]) == 2
+    err = capsys.readouterr().err
+    assert "train: error:" in err and "'ent_coef'" in err and "out of range" in err
+    assert train.main(["--help-config"]) == 0
+    assert "learning_rate" in capsys.readouterr().out
+
+
+# -- network ----------------------------------------------------------------------------
+def _ids_batch() -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, list[list[int]]]:
+    legal = []
+    obs = []
+    for seed in range(6):
+        s = new_match("scopa", seed=seed)
+        for _ in range(seed * 3):
+            apply(s, s.legal_actions()[0])
+        info = info_set(s, s.to_move)
+        from scopa_env.observation import encode_info
+
+        obs.append(encode_info(info))
+        legal.append(list(info.legal_actions))
+    width = max(map(len, legal)) + 2  # extra padding columns
+    ids = torch.zeros((len(legal), width), dtype=torch.int64)
+    valid = torch.zeros((len(legal), width), dtype=torch.bool)
+    for r, row in enumerate(legal):
+        ids[r, :len(row)] = torch.tensor(row)
+        valid[r, :len(row)] = True
+    return torch.from_numpy(np.stack(obs)), ids, valid, legal
+
+
+def test_policy_is_a_softmax_over_legal_ids_only() -> None:
+    torch.manual_seed(0)
+    net = PolicyNet(TINY)
+    obs, ids, valid, legal = _ids_batch()
+    logits, value = net(obs, ids, valid)
+    assert logits.shape == ids.shape and value.shape == (len(legal),)
+    probs = torch.softmax(logits, -1)
+    assert torch.all(probs[~valid] == 0)
+    assert torch.allclose(probs.sum(-1), torch.ones(len(legal)))
+    # padding content does not change the legal logits
+    ids2 = ids.clone()
+    ids2[~valid] = 12345
+    logits2, _ = net(obs, ids2, valid)
+    assert torch.allclose(logits[valid], logits2[valid])
+
+
+def test_action_features_against_the_table() -> None:
+    obs = torch.zeros((1, OBS_DIM))
+    table = [card_id(c) for c in ("3c", "4b", "5s")]
+    obs[0, TABLE.start + torch.tensor(table)] = 1
+    place = action_id(card_id("9d"))
+    take7 = action_id(card_id("7d"), mask_of([card_id("3c"), card_id("4b")]))
+    ace_all = ACE_ALL_BASE + 0  # ace of coins takes the whole table
+    f = action_inputs(obs, torch.tensor([[place, take7, ace_all]]))[0]
+    assert f.shape == (3, ACTION_DIM)
+    capt, after = f[:, 40:80], f[:, 80:120]
+    assert capt[0].sum() == 0 and after[0].sum() == 4  # placed: 4 cards left
+    assert capt[1].sum() == 2 and after[1].sum() == 1  # 5s left
+    assert capt[2].sum() == 3 and after[2].sum() == 0  # ace takes all: capture = table
+    is_cap, scopa, takes_all = f[:, 120], f[:, 121], f[:, 122]
+    assert is_cap.tolist() == [0, 1, 1] and takes_all.tolist() == [0, 0, 1]
+    assert scopa.tolist() == [0, 0, 0]  # ace-takes-all is never a scopa
+    settebello = f[:, 125]
+    assert settebello.tolist() == [0, 1, 0]
+
+
+# -- checkpoints ------------------------------------------------------------------------
+def _policy_file(tmp_path: Path) -> Path:
+    torch.manual_seed(0)
+    net = PolicyNet(TINY)
+    return save_atomic(policy_checkpoint(net, {"name": "scopa"}, {"counters": {}}),
+                       tmp_path / "p.pt")
+
+
+def test_checkpoint_round_trip_weights_only(tmp_path: Path) -> None:
+    path = _policy_file(tmp_path)
+    raw = torch.load(path, weights_only=True)
+    assert raw["format"] == "scopa-ppo" and raw["kind"] == "policy"
+    net = build_model(load_checkpoint(path))
+    assert net.cfg == TINY
+    assert not list(tmp_path.glob("*.tmp"))  # the temp file was renamed
+
+
+def test_corrupt_and_incompatible_checkpoints(tmp_path: Path) -> None:
+    good = _policy_file(tmp_path)
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(os.urandom(2000))
+    with pytest.raises(CheckpointError, match="corrupt or not a torch checkpoint"):
+        load_checkpoint(junk)
+    cut = tmp_path / "cut.pt"
+    cut.write_bytes(good.read_bytes()[:1500])
+    with pytest.raises(CheckpointError, match="corrupt"):
+        load_checkpoint(cut)
+    other = tmp_path / "other.pt"
+    torch.save({"state_dict": {}}, other)
+    with pytest.raises(CheckpointError, match="not a scopa PPO checkpoint"):
+        load_checkpoint(other)
+    ck = torch.load(good, weights_only=True)
+    ck["version"] = 99
+    torch.save(ck, tmp_path / "future.pt")
+    with pytest.raises(CheckpointError, match="version 99"):
+        load_checkpoint(tmp_path / "future.pt")
+    ck["version"] = 1
+    ck["net"] = {"hidden_size": 32, "hidden_layers": 1, "action_hidden": 8}
+    torch.save(ck, tmp_path / "shape.pt")
+    with pytest.raises(CheckpointError, match="does not fit this network"):
+        build_model(load_checkpoint(tmp_path / "shape.pt"))
+    with pytest.raises(CheckpointError, match="cannot resume training"):
+        load_checkpoint(good, kind="training")
+    with pytest.raises(CheckpointError, match="does not exist"):
+        load_checkpoint(tmp_path / "nope.pt")
+
+
+def test_resume_cli_reports_a_corrupt_checkpoint(tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    import train
+
+    junk = tmp_path / "junk.pt"
+    junk.write_bytes(b"not a checkpoint")
+    assert train.main(["--resume", str(junk)]) == 2
+    assert "corrupt" in capsys.readouterr().err
+
+
+# -- the learned agent ------------------------------------------------------------------
+def test_policy_agent_plays_legal_moves(tmp_path: Path) -> None:
+    from agents.learned import load_policy_agent
+
+    agent = load_policy_agent(_policy_file(tmp_path), seed=0)
+    sampler = load_policy_agent(tmp_path / "p.pt", seed=0, sample=True)
+    for rules, players in (("scopa", 2), ("scopa", 4), ("asso_piglia_tutto", 2)):
+        s = new_match(rules, seed=3, players=players)
+        infos = []
+        while not s.done and len(infos) < 60:
+            info = info_set(s, s.to_move)
+            infos.append(info)
+            a = agent.act(info)
+            assert a in info.legal_actions
+            assert sampler.act(info) in info.legal_actions
+            apply(s, a)
+        assert agent.act_batch(infos) == [agent.act(i) for i in infos]
