@@ -57,20 +57,18 @@ from .vector_tables import (
     BEST_IN_SUIT,
     BYTE_BITS,
     CARD_BIT,
-    CARD_KEY_BASE,
-    CARD_KEY_ROW,
+    CARD_INFO,
     CHOOSE,
     GROUP_POS,
     KING_NP,
     NAPOLA,
     OBS_BYTES,
-    PAT_DESC,
     PAT_GROUP,
     PAT_MULT,
     PAT_NSLOTS,
+    PAT_PACKED,
     PAT_RADIX,
     PAT_SHIFT,
-    PLACE_ID,
     POP4,
     RANK_KEY12,
     RM_BIT,
@@ -121,10 +119,10 @@ def hash_decks(match_seeds: np.ndarray, hand_index: np.ndarray, attempt: np.ndar
     return np.argsort(keys, axis=1, kind="stable").astype(np.int8)
 
 
-def _expand(g: np.ndarray, c: np.ndarray, tr: np.ndarray, pat: np.ndarray
+def _expand(g: np.ndarray, place: np.ndarray, tr: np.ndarray, pat: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray]:
     """Catalogue ids of every suit choice of each (game, card, pattern) row, given the
-    row's rank-major table ``tr``: ``(game, id)`` per legal move."""
+    card's place id and the rank-major table ``tr``: ``(game, id)`` per legal move."""
     slots = int(PAT_NSLOTS.take(pat).max(initial=0))
     nibs, mults, radixes = [], [], []
     ways = np.ones(len(pat), np.int64)
@@ -138,14 +136,14 @@ def _expand(g: np.ndarray, c: np.ndarray, tr: np.ndarray, pat: np.ndarray
         radixes.append(rad)
     rep = np.repeat(np.arange(len(pat)), ways)
     e = np.arange(len(rep)) - (np.cumsum(ways) - ways).take(rep)
-    g, c, pat = g.take(rep), c.take(rep), pat.take(rep)
+    g, place, pat = g.take(rep), place.take(rep), pat.take(rep)
     loc = np.zeros(len(rep), np.int64)
     for s in range(slots):
         rad = radixes[s].take(rep)
         sub = TABLE_SUBSETS.take(nibs[s].take(rep) * 30 + mults[s].take(rep) * 6 + e % rad)
         e //= rad
         loc += SUBSET_INDEX.take(sub) * PAT_RADIX[s].take(pat)
-    return g, PLACE_ID.take(c) + GROUP_POS.take(PAT_GROUP.take(pat) + loc)
+    return g, place + GROUP_POS.take(PAT_GROUP.take(pat) + loc)
 
 
 def _or_columns(bits: np.ndarray) -> np.ndarray:
@@ -209,8 +207,15 @@ class VectorScopaEnv:
         r = self.rules
         self._deal_size = r.players * r.hand_size
         self._entry, self._pats = card_lut(r.capture_rule, r.ace_takes_all)
-        self._desc, self._group = PAT_DESC[self._pats], PAT_GROUP[self._pats]
+        self._entry = self._entry.astype(np.int64)
+        self._packed = PAT_PACKED[self._pats]
         self._tail_lut = self._make_tail_lut()
+        # deck positions of the mover's cards of the current deal, by moves played
+        per_deal, ts, p = self._deal_size, r.table_size, r.players
+        self._hand_pos = np.array([[(m // per_deal) * per_deal + (ts if m >= per_deal else 0)
+                                    + j * p + m % p for j in range(r.hand_size)]
+                                   for m in range(N_CARDS - ts)], np.int64)
+        self._seat_order = (np.arange(p)[:, None] + np.arange(p)[None, :]) % p
         self._best = BEST_IN_SUIT[r.primiera_table]
         n, p = self.num_envs, r.players
         self._rows = np.arange(n)
@@ -218,7 +223,7 @@ class VectorScopaEnv:
         self._rows_2 = self._rows * 2
         self.hands = np.zeros((n, p), U64)
         self._hands_flat = self.hands.reshape(-1)  # a view: index game * players + seat
-        self._slots = np.full((n * p, r.hand_size), -1, np.int64)  # cards in hand, -1 played
+        self._deck_rows = (self._rows * N_CARDS)[:, None]
         self.table = np.zeros(n, U64)
         self.table_rm = np.zeros(n, np.int64)  # rank-major copy of the table
         self.piles = np.zeros((n, 2), U64)
@@ -322,7 +327,6 @@ class VectorScopaEnv:
         self.decks[games] = decks
         self.redeals[games] = attempts
         self.hands[games] = 0
-        self._slots.reshape(self.num_envs, -1)[games] = -1
         self.piles[games] = 0
         self.scope[games] = 0
         self.last_capture[games] = -1
@@ -383,64 +387,65 @@ class VectorScopaEnv:
         dealt = bits[:, :p].copy()
         for j in range(1, h):  # card j * p + q goes to the q-th seat from the first
             dealt |= bits[:, j * p:(j + 1) * p]
-        first = (self.dealer[games] + 1) % p
-        at = (games * p)[:, None] + (first[:, None] + np.arange(p)[None, :]) % p
-        self._hands_flat[at] = dealt
-        self._slots[at] = cards.reshape(len(games), h, p).transpose(0, 2, 1)
+        first = (self.dealer[games] + 1) & (p - 1)
+        self._hands_flat[(games * p)[:, None] + self._seat_order.take(first, axis=0)] = dealt
         self.deck_pos[games] += p * h
         self.to_move[games] = first
 
     # -- legal moves ---------------------------------------------------------------------
     def _refresh_legal(self) -> None:
         """Legal ids of the seat to move in every game -> ``legal_ids``/``legal_valid``."""
-        n, hs = self.num_envs, self.rules.hand_size
-        # the (game, card) rows: every card in the mover's hand
-        cards = self._slots.take(self._rows_p + self.to_move, axis=0)
-        sel = np.flatnonzero(cards >= 0)
-        g = sel // hs
-        c = cards.reshape(-1).take(sel)
+        n = self.num_envs
+        # the (game, card) rows: the cards dealt to the mover in this deal still in hand
+        cards = self.decks.reshape(-1).take(self._deck_rows
+                                            + self._hand_pos.take(self._n_moves, axis=0))
+        hand = self._hands_flat.take(self._rows_p + self.to_move)
+        g, k = np.nonzero(CARD_BIT.take(cards) & hand[:, None])
+        c = cards.reshape(-1).take(g * cards.shape[1] + k)
+        info = CARD_INFO.take(c)
         # the card's key -> its patterns (place, same-rank takes, sum partitions, take all)
         table_rm = self.table_rm
         tr = table_rm.take(g)
-        base = CARD_KEY_ROW.take(c)
-        key = (CARD_KEY_BASE.take(c) + RANK_KEY12.take(base + (tr & 4095))
+        base = info >> 14 & 0x3FFFF
+        key = ((info >> 32) + RANK_KEY12.take(base + (tr & 4095))
                + RANK_KEY12.take(base + 4096 + (tr >> 12 & 4095))
                + RANK_KEY12.take(base + 8192 + (tr >> 24 & 4095))
                + RANK_KEY12.take(base + 12288 + (tr >> 36)))
         entry = self._entry.take(key)
-        count = (entry & 255).astype(np.int64)
-        first = (entry >> 8).astype(np.int64)
-        if count.max() > 1:
-            first = np.repeat(first - (np.cumsum(count) - count), count) + np.arange(count.sum())
-            g, c, tr = np.repeat(g, count), np.repeat(c, count), np.repeat(tr, count)
-        # games whose table holds two cards of a rank may have several suit choices
-        x = table_rm - (table_rm >> 1 & 0x5555555555)
-        x = (x & 0x3333333333) + (x >> 2 & 0x3333333333)
-        multi_game = (x & 0xEEEEEEEEEE) != 0
-        multi = multi_game.take(g) if multi_game.any() else None
-        if multi is not None and multi.any():
-            one = np.flatnonzero(~multi)
-            many = np.flatnonzero(multi)
-            g2, ids2 = _expand(g.take(many), c.take(many), tr.take(many),
-                               self._pats.take(first.take(many)))
-            g, c, first = g.take(one), c.take(one), first.take(one)
-        else:
-            multi = None
+        count = entry & 255
+        first = entry >> 8
+        more = np.flatnonzero(count > 1)
+        if len(more):  # keys with several patterns: a row for each further pattern
+            extra = count.take(more) - 1
+            at = np.repeat(more, extra)
+            nth = np.arange(len(at)) - np.repeat(np.cumsum(extra) - extra, extra) + 1
+            g, info, tr = (np.concatenate([x, x.take(at)]) for x in (g, info, tr))
+            first = np.concatenate([first, first.take(at) + nth])
         # one suit choice each: every used slot takes the one table card of its rank,
-        # whose suit is read from ``suit``: each rank's nibble -> that card's suit
+        # whose suit ``suit`` holds in that rank's nibble
         suit = (table_rm >> 1 | table_rm >> 3) & 0x1111111111
         suit |= ((table_rm >> 2 | table_rm >> 3) & 0x1111111111) << 1
         suit = suit.take(g)
-        desc = self._desc.take(first)
+        packed = self._packed.take(first)
         loc = np.zeros(len(g), np.int64)
-        for s in range(int((desc >> 56).max(initial=0))):
-            loc += (suit >> (desc >> 14 * s & 63) & 3) * (desc >> (14 * s + 6) & 255)
-        ids = PLACE_ID.take(c) + GROUP_POS.take(self._group.take(first) + loc)
-        if multi is not None:
-            g, ids = np.concatenate([g, g2]), np.concatenate([ids, ids2])
+        for s in range(int((packed >> 44 & 7).max(initial=0))):
+            slot = packed >> 11 * s
+            loc += (suit >> ((slot & 15) << 2) & 3) * (slot >> 4 & 127)
+        ids = (info & 16383) + GROUP_POS.take((packed >> 47) + loc)
+        # games whose table holds two cards of a rank: every choice of suits instead
+        x = table_rm - (table_rm >> 1 & 0x5555555555)
+        x = (x & 0x3333333333) + (x >> 2 & 0x3333333333)
+        multi_game = (x & 0xEEEEEEEEEE) != 0
+        if multi_game.any():
+            multi = multi_game.take(g)
+            many = np.flatnonzero(multi)
+            g2, ids2 = _expand(g.take(many), info.take(many) & 16383, tr.take(many),
+                               self._pats.take(first.take(many)))
+            keep = ~multi
+            g, ids = np.concatenate([g[keep], g2]), np.concatenate([ids[keep], ids2])
         # each game's ids ascending, packed to the left of an (N, L) array
         key = g << 14 | ids
-        key.sort()
+        key.sort(kind="stable")  # mostly sorted already: by game, then by card
         gg = key >> 14
         counts = np.bincount(gg, minlength=n)
         width = int(counts.max())
@@ -481,10 +486,10 @@ class VectorScopaEnv:
         else:
             tail = np.zeros((n, OBS_DIM - 200), np.float32)
             sizes = popcount(self.hands)
-            rel = (seat[:, None] + np.arange(p)[None, :]) % p
+            rel = self._seat_order.take(seat, axis=0)
             tail[:, :p] = sizes[rows[:, None], rel] / r.hand_size
             tail[:, 4] = (N_CARDS - self.deck_pos) / 40
-            tail[rows, 9 + (seat - self.dealer) % p] = 1
+            tail[rows, 9 + ((seat - self.dealer) & (p - 1))] = 1
         ms, sc = self.match_score.reshape(-1), self._scope_flat
         own_at, other_at = self._rows_2 + team, self._rows_2 + other_team
         tail[:, 5] = ms.take(own_at) / r.target_score
@@ -527,9 +532,6 @@ class VectorScopaEnv:
                 pile = np.where(takes_all, self.table | bit, pile)
         cur = self._rows_p + seat
         self._hands_flat[cur] ^= bit
-        slots = self._slots.take(cur, axis=0)
-        slots[slots == ACT_CARD.take(a)[:, None]] = -1
-        self._slots[cur] = slots
         if self.record_matches:
             at = (rows * self._arch_action.shape[1] + self.hand_index) * N_CARDS + self._n_moves
         self._n_moves += 1
@@ -551,7 +553,7 @@ class VectorScopaEnv:
             self._arch_action.reshape(-1)[at] = a
             self._arch_capture.reshape(-1)[at] = np.where(captured, toggle, U64(0))
             self._arch_scopa.reshape(-1)[at] = scopa
-        self.to_move = (seat + 1) % p
+        self.to_move = (seat + 1) & (p - 1)
         deal = np.flatnonzero(empty & ~last_play)
         if len(deal):
             self._deal_round(deal)
@@ -606,7 +608,7 @@ class VectorScopaEnv:
         self._new_matches(games[term])
         cont = games[~term]
         if len(cont):
-            self.dealer[cont] = (self.dealer[cont] + 1) % p
+            self.dealer[cont] = (self.dealer[cont] + 1) & (p - 1)
             self.hand_index[cont] += 1
             self._start_hands(cont)
 
@@ -741,7 +743,9 @@ class VectorScopaEnv:
         """Put single-game states (``GameState``, same rules, match not over) into
         ``games``, e.g. positions for a search or a test. Each must be a position of
         real play: hand sizes as dealt minus the moves played, the seat to move
-        following the dealer. Those matches produce no record."""
+        following the dealer, no card in hand still in the undealt deck. The dealt part
+        of each deck is rearranged to hold the hands where they were dealt (what is
+        still to be dealt stays). Those matches produce no record."""
         r, p = self.rules, self.players
         games = [int(g) for g in games]
         if len(games) != len(states):
@@ -766,17 +770,13 @@ class VectorScopaEnv:
                                  f"{st.deck_pos}, hand sizes {rel} from the seat to move "
                                  f"{st.to_move}, dealer {st.dealer})")
             self.hands[g] = st.hands
-            self._slots.reshape(self.num_envs, p, -1)[g] = -1
-            for seat, h in enumerate(st.hands):
-                cs = cards_of(h)
-                self._slots[g * p + seat, :len(cs)] = cs
+            self.decks[g] = self._consistent_deck(g, st, moves)
             self.table[g] = st.table
             self.table_rm[g] = to_rank_major(st.table)
             self.piles[g] = st.piles
             self.scope[g] = st.scope
             self.last_capture[g] = -1 if st.last_capture_team is None else st.last_capture_team
             self.to_move[g], self.dealer[g] = st.to_move, st.dealer
-            self.decks[g] = st.deck
             self.deck_pos[g], self._n_moves[g] = st.deck_pos, moves
             self.match_score[g] = st.match_score
             self.hand_index[g], self.match_seeds[g] = st.hand_index, st.seed
@@ -785,6 +785,27 @@ class VectorScopaEnv:
             if self.record_matches:
                 self._archive_grow(st.hand_index)
         self._refresh_legal()
+
+    def _consistent_deck(self, g: int, st: GameState, moves: int) -> list[int]:
+        """``st.deck`` with its dealt part rearranged so that the current deal's
+        positions of each seat hold that seat's hand (the undealt part unchanged)."""
+        p, h = self.players, self.rules.hand_size
+        undealt = list(st.deck[st.deck_pos:])
+        held = [c for hand in st.hands for c in cards_of(hand)]
+        if set(undealt) & set(held):
+            raise ValueError(f"game {g}: a card in hand is still in the undealt deck")
+        others = [c for c in st.deck[:st.deck_pos] if c not in set(held)]
+        deck: list[int | None] = [None] * st.deck_pos
+        first = (st.dealer + 1) % p
+        for q in range(p):
+            cards = cards_of(st.hands[(first + q) % p])
+            for j in range(h):
+                at = int(self._hand_pos[moves, j]) - moves % p + q
+                deck[at] = cards[j] if j < len(cards) else None
+        for i, c in enumerate(deck):
+            if c is None:
+                deck[i] = others.pop()
+        return deck + undealt
 
     def game_state(self, i: int) -> GameState:
         """Game ``i`` as a single-game ``GameState`` (a copy, for search or checks)."""

@@ -271,3 +271,15 @@ ACT_TOGGLE = np.where(ACT_CAPTURES, ACT_CAPTURE, ACT_BIT)
 ACT_TOGGLE_RM = np.where(ACT_CAPTURES, ACT_CAPTURE_RM, RM_BIT[ACT_CARD])
 ACT_PILE = np.where(ACT_CAPTURES, ACT_CAPTURE | ACT_BIT, U64(0))
 """Per action: the cards it adds to the mover's team pile."""
+PAT_PACKED = np.zeros(N_PATS, dtype=np.int64)
+"""A pattern packed for the one-suit-choice path: slot ``s`` at bit ``11 * s`` holds its
+rank - 1 (4 bits) and radix (7 bits); the slot count at bit 44; ``PAT_GROUP`` at 47."""
+for _i in range(N_PATS):
+    _d = int(PAT_NSLOTS[_i]) << 44 | int(PAT_GROUP[_i]) << 47
+    for _j in range(MAX_SLOTS):
+        assert PAT_RADIX[_j, _i] < 128 and PAT_GROUP[_i] < 1 << 13
+        _d |= (int(PAT_SHIFT[_j, _i]) // 4 | int(PAT_RADIX[_j, _i]) << 4) << (11 * _j)
+    PAT_PACKED[_i] = _d
+CARD_INFO = PLACE_ID | CARD_KEY_ROW << 14 | CARD_KEY_BASE << 32
+"""Card id -> its place id (14 bits), ``CARD_KEY_ROW`` (18 bits) and ``CARD_KEY_BASE``."""
+assert PLACE_ID.max() < 1 << 14 and CARD_KEY_ROW.max() < 1 << 18

@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from .network import NetConfig, PolicyNet
+from .network import ACTION_DIM, NetConfig, PolicyNet
 
 FORMAT = "scopa-ppo"
 VERSION = 1
@@ -89,13 +89,20 @@ def load_checkpoint(path: str | Path, kind: str | None = None) -> dict[str, Any]
 def build_model(ck: dict[str, Any]) -> PolicyNet:
     """The network of a loaded checkpoint, weights in place; a shape mismatch is a
     ``CheckpointError``."""
+    where = f"checkpoint {ck.get('path', '?')!r}"
+    dim = ck.get("net", {}).get("action_dim") if isinstance(ck.get("net"), dict) else None
+    if dim is not None and dim != ACTION_DIM:
+        raise CheckpointError(f"{where} was trained with {dim} move features; this version "
+                              f"of scopa_train computes {ACTION_DIM}: retrain or use the "
+                              f"version that wrote it")
     try:
         net = PolicyNet(NetConfig.from_dict(ck["net"]))
         net.load_state_dict(ck["model"])
     except (KeyError, TypeError, ValueError, RuntimeError) as e:
-        first = str(e).strip().splitlines()[0]
-        raise CheckpointError(f"checkpoint {ck.get('path', '?')!r} does not fit this "
-                              f"network: {first}") from None
+        lines = [x.strip() for x in str(e).strip().splitlines() if x.strip()]
+        detail = next((x for x in lines if "size mismatch" in x or "Missing" in x
+                       or "Unexpected" in x), lines[0] if lines else type(e).__name__)
+        raise CheckpointError(f"{where} does not fit this network: {detail}") from None
     net.eval()
     return net
 
@@ -104,5 +111,5 @@ def policy_checkpoint(net: PolicyNet, rules: dict[str, Any], meta: dict[str, Any
                       ) -> dict[str, Any]:
     """A small policy-only checkpoint (weights + what an agent needs)."""
     return {"format": FORMAT, "version": VERSION, "kind": "policy",
-            "net": net.cfg.to_dict(), "rules": rules,
+            "net": {**net.cfg.to_dict(), "action_dim": ACTION_DIM}, "rules": rules,
             "model": {k: v.detach().clone() for k, v in net.state_dict().items()}, **meta}

@@ -4,8 +4,10 @@ The action space has 16,204 ids but a decision has only a few legal ones (action
 so there is no output unit per id. Instead every legal id is described by features —
 the played card and the captured cards from ``ACTION_FEATURES`` plus derived ones
 computed against the current table (the cards left on the table, whether the move is a
-scopa, which coins / settebello / primiera cards it takes, the rank sum it leaves) — and
-a small MLP scores ``(observation embedding, action features)``. The policy is a softmax
+scopa, which coins / settebello / primiera cards it takes, the rank sum it leaves, and
+the replies it allows: for each rank, whether a card of that rank could capture on the
+table left or sweep it for a scopa, weighted by the unseen cards of that rank) — and a
+small MLP scores ``(observation embedding, action features)``. The policy is a softmax
 over the legal ids only (padding is masked out); the value head reads the embedding.
 
 For the ace-takes-all ids (16200..16203) the catalogue row holds only the played card:

@@ -41,7 +41,7 @@ from .checkpoint import (
 )
 from .config import TrainConfig, config_from_dict
 from .evaluation import calibrate, evaluate_policy
-from .network import NetConfig, PolicyNet, count_parameters
+from .network import ACTION_DIM, NetConfig, PolicyNet, count_parameters
 from .ppo import ppo_update
 from .rollout import PAST, RolloutCollector, sample_opponents
 
@@ -177,7 +177,8 @@ class Trainer:
 
     def checkpoint_dict(self) -> dict[str, Any]:
         return {"format": FORMAT, "version": VERSION, "kind": "training",
-                "net": self.net.cfg.to_dict(), "rules": self.rules.to_dict(),
+                "net": {**self.net.cfg.to_dict(), "action_dim": ACTION_DIM},
+                "rules": self.rules.to_dict(),
                 "config": self.cfg.to_dict(), "model": self._snapshot(),
                 "optimizer": copy.deepcopy(self.optimizer.state_dict()),
                 "past_pool": self.past_pool, "rng": _rng_state(self.np_rng),

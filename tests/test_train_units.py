@@ -150,6 +150,9 @@ def test_action_features_against_the_table() -> None:
     assert scopa.tolist() == [0, 0, 0]  # ace-takes-all is never a scopa
     settebello = f[:, 125]
     assert settebello.tolist() == [0, 1, 0]
+    reply = f[:, -41:]  # what a card of each rank could do on the table left
+    assert reply[0, :10].tolist() == [0, 0, 1, 1, 1, 0, 1, 1, 1, 0]  # 3+4+5 left: 3,4,5,7,8,9 (+12)
+    assert reply[2].sum() == 0  # empty table: no reply captures
 
 
 # -- checkpoints ------------------------------------------------------------------------
@@ -191,8 +194,12 @@ def test_corrupt_and_incompatible_checkpoints(tmp_path: Path) -> None:
     ck["version"] = 1
     ck["net"] = {"hidden_size": 32, "hidden_layers": 1, "action_hidden": 8}
     torch.save(ck, tmp_path / "shape.pt")
-    with pytest.raises(CheckpointError, match="does not fit this network"):
+    with pytest.raises(CheckpointError, match="does not fit this network: size mismatch"):
         build_model(load_checkpoint(tmp_path / "shape.pt"))
+    ck["net"] = {**TINY.to_dict(), "action_dim": 163}
+    torch.save(ck, tmp_path / "features.pt")
+    with pytest.raises(CheckpointError, match="trained with 163 move features"):
+        build_model(load_checkpoint(tmp_path / "features.pt"))
     with pytest.raises(CheckpointError, match="cannot resume training"):
         load_checkpoint(good, kind="training")
     with pytest.raises(CheckpointError, match="does not exist"):
