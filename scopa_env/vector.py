@@ -30,19 +30,32 @@ computed for all games at once; with ``shuffle="engine"`` it is
 slower), so a game equals ``new_match(rules, seed=match_seeds[i])`` move for move.
 Explicit deal orders: ``reset(decks=...)`` (first hand of every game) and
 ``set_next_decks(games, decks)`` (the next hand dealt in those games); ``decks``
-holds the deal currently in play.
+holds the deal currently in play. ``load_states`` puts engine ``GameState``s into
+games, ``game_state(i)`` / ``info_set(i)`` read one game back as the engine's types.
+
+Records. With ``records=True`` (default) each step's ``records`` holds the
+game-record.md dict of every match that ended; building them is Python work per
+finished match (about 0.25 ms each), so pass ``records=False`` where throughput
+matters and records do not.
+
+How legal moves are found without a loop over games: each hand card's *key* (how
+many table cards of each rank it could combine with, read by table lookups on the
+rank-major table mask) selects its capture *patterns* (place, take a same-rank card,
+a rank partition of its value, take all); a pattern's catalogue ids follow from the
+suits of the table cards of its ranks. See ``scopa_env.vector_tables``.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from .cards import CODES, COINS_MASK, FULL_DECK, N_CARDS, cards_of
 from .game import GameState, IllegalMoveError, needs_redeal, parse_deck, shuffled_deck
-from .moves import ACE_ALL_BASE, N_ACTIONS, action_text
+from .moves import ACE_ALL_BASE, ACTION_CAPTURE, N_ACTIONS, action_text
 from .observation import OBS_DIM, InfoSet
 from .records import FORMAT
 from .rules import Rules, make_rules
@@ -55,18 +68,16 @@ from .vector_tables import (
     ACT_TOGGLE,
     ACT_TOGGLE_RM,
     BEST_IN_SUIT,
-    BYTE_BITS,
     CARD_BIT,
     CARD_INFO,
     CHOOSE,
     GROUP_POS,
     KING_NP,
     NAPOLA,
-    OBS_BYTES,
     PAT_GROUP,
+    PAT_LOC,
     PAT_MULT,
     PAT_NSLOTS,
-    PAT_PACKED,
     PAT_RADIX,
     PAT_SHIFT,
     POP4,
@@ -208,14 +219,19 @@ class VectorScopaEnv:
         self._deal_size = r.players * r.hand_size
         self._entry, self._pats = card_lut(r.capture_rule, r.ace_takes_all)
         self._entry = self._entry.astype(np.int64)
-        self._packed = PAT_PACKED[self._pats]
         self._tail_lut = self._make_tail_lut()
+        self._rules_dict = r.to_dict()
+        self._move_seats = [[(d + 1 + j) % r.players for j in range(N_CARDS - r.table_size)]
+                            for d in range(r.players)]  # by dealer: the seat of each move
         # deck positions of the mover's cards of the current deal, by moves played
         per_deal, ts, p = self._deal_size, r.table_size, r.players
         self._hand_pos = np.array([[(m // per_deal) * per_deal + (ts if m >= per_deal else 0)
                                     + j * p + m % p for j in range(r.hand_size)]
                                    for m in range(N_CARDS - ts)], np.int64)
         self._seat_order = (np.arange(p)[:, None] + np.arange(p)[None, :]) % p
+        self._phase = np.zeros(N_CARDS + 1, np.int64)  # by moves played: 1 deal, 2 hand over
+        self._phase[per_deal:N_CARDS - ts:per_deal] = 1
+        self._phase[N_CARDS - ts] = 2
         self._best = BEST_IN_SUIT[r.primiera_table]
         n, p = self.num_envs, r.players
         self._rows = np.arange(n)
@@ -400,8 +416,9 @@ class VectorScopaEnv:
         cards = self.decks.reshape(-1).take(self._deck_rows
                                             + self._hand_pos.take(self._n_moves, axis=0))
         hand = self._hands_flat.take(self._rows_p + self.to_move)
-        g, k = np.nonzero(CARD_BIT.take(cards) & hand[:, None])
-        c = cards.reshape(-1).take(g * cards.shape[1] + k)
+        sel = np.flatnonzero(CARD_BIT.take(cards) & hand[:, None])
+        g = sel // cards.shape[1]
+        c = cards.reshape(-1).take(sel)
         info = CARD_INFO.take(c)
         # the card's key -> its patterns (place, same-rank takes, sum partitions, take all)
         table_rm = self.table_rm
@@ -421,17 +438,18 @@ class VectorScopaEnv:
             nth = np.arange(len(at)) - np.repeat(np.cumsum(extra) - extra, extra) + 1
             g, info, tr = (np.concatenate([x, x.take(at)]) for x in (g, info, tr))
             first = np.concatenate([first, first.take(at) + nth])
-        # one suit choice each: every used slot takes the one table card of its rank,
-        # whose suit ``suit`` holds in that rank's nibble
-        suit = (table_rm >> 1 | table_rm >> 3) & 0x1111111111
-        suit |= ((table_rm >> 2 | table_rm >> 3) & 0x1111111111) << 1
-        suit = suit.take(g)
-        packed = self._packed.take(first)
-        loc = np.zeros(len(g), np.int64)
-        for s in range(int((packed >> 44 & 7).max(initial=0))):
-            slot = packed >> 11 * s
-            loc += (suit >> ((slot & 15) << 2) & 3) * (slot >> 4 & 127)
-        ids = (info & 16383) + GROUP_POS.take((packed >> 47) + loc)
+        # one suit choice each: every used slot takes the one table card of its rank;
+        # ``suits``: the suit of each rank's table card, 2 bits a rank (ranks 1-5, 6-10)
+        suits = (table_rm >> 1 | table_rm >> 3) & 0x1111111111
+        suits |= ((table_rm >> 2 | table_rm >> 3) & 0x1111111111) << 1
+        suits = (suits | suits >> 2) & 0x0F0F0F0F0F
+        suits = (suits | suits >> 4) & 0x00FF00FF00FF
+        suits = (suits | suits >> 8) & 0x0000FFFF0000FFFF
+        suits = (suits | suits >> 16) & 0xFFFFF
+        suits = suits.take(g)
+        pat = self._pats.take(first) << 10
+        ids = (info & 16383) + GROUP_POS.take(PAT_LOC.take(pat | suits & 1023)
+                                              + PAT_LOC.take(_PAT_LOC_HI + (pat | suits >> 10)))
         # games whose table holds two cards of a rank: every choice of suits instead
         x = table_rm - (table_rm >> 1 & 0x5555555555)
         x = (x & 0x3333333333) + (x >> 2 & 0x3333333333)
@@ -440,18 +458,18 @@ class VectorScopaEnv:
             multi = multi_game.take(g)
             many = np.flatnonzero(multi)
             g2, ids2 = _expand(g.take(many), info.take(many) & 16383, tr.take(many),
-                               self._pats.take(first.take(many)))
+                               pat.take(many) >> 10)
             keep = ~multi
             g, ids = np.concatenate([g[keep], g2]), np.concatenate([ids[keep], ids2])
         # each game's ids ascending, packed to the left of an (N, L) array
         key = g << 14 | ids
-        key.sort(kind="stable")  # mostly sorted already: by game, then by card
+        key.sort(kind="stable")  # mostly sorted already (by game)
         gg = key >> 14
         counts = np.bincount(gg, minlength=n)
         width = int(counts.max())
-        pos = np.arange(len(key)) - (np.cumsum(counts) - counts).take(gg)
+        at = np.arange(len(key)) + (self._rows * width - (np.cumsum(counts) - counts)).take(gg)
         out = np.zeros(n * width, np.int64)
-        out[gg * width + pos] = key & 16383
+        out[at] = key & 16383
         self.legal_ids = out.reshape(n, width)
         self.legal_valid = _ARANGE[:width][None, :] < counts[:, None]
         self.legal_count = counts
@@ -473,14 +491,20 @@ class VectorScopaEnv:
         seat = self.to_move if mover else np.asarray(seats, np.int64).reshape(n)
         team = seat & 1
         other_team = team ^ 1
-        masks = np.empty((n, 5), U64)
-        masks[:, 0] = hand = self._hands_flat.take(self._rows_p + seat)
-        masks[:, 1] = self.table
-        masks[:, 2] = own = self._piles_flat.take(self._rows_2 + team)
-        masks[:, 3] = other = self._piles_flat.take(self._rows_2 + other_team)
-        masks[:, 4] = U64(FULL_DECK) & ~(hand | self.table | own | other)
-        obs = BYTE_BITS.take(masks.view(np.uint8).reshape(n, 40).take(OBS_BYTES, axis=1),
-                             axis=0).reshape(n, OBS_DIM)
+        hand = self._hands_flat.take(self._rows_p + seat)
+        own = self._piles_flat.take(self._rows_2 + team)
+        other = self._piles_flat.take(self._rows_2 + other_team)
+        table = self.table
+        unseen = U64(FULL_DECK) & ~(hand | table | own | other)
+        # the five 40-bit masks back to back in 27 bytes, unpacked to 216 columns
+        words = np.empty((n, 4), U64)
+        words[:, 0] = hand | table << U64(40)
+        words[:, 1] = table >> U64(24) | own << U64(16) | other << U64(56)
+        words[:, 2] = other >> U64(8) | unseen << U64(32)
+        words[:, 3] = unseen >> U64(32)
+        packed = np.ascontiguousarray(words.view(np.uint8)[:, :OBS_DIM // 8])
+        obs = np.unpackbits(packed.reshape(-1), bitorder="little").reshape(n, OBS_DIM
+                                                                           ).astype(np.float32)
         if mover:  # hand sizes, deck count and seat from the dealer follow the move count
             tail = self._tail_lut.take(self._n_moves, axis=0)
         else:
@@ -535,9 +559,9 @@ class VectorScopaEnv:
         if self.record_matches:
             at = (rows * self._arch_action.shape[1] + self.hand_index) * N_CARDS + self._n_moves
         self._n_moves += 1
-        # every deal empties all hands after players * hand_size moves
-        empty = self._n_moves % self._deal_size == 0
-        last_play = self._n_moves == N_CARDS - r.table_size
+        # every deal empties all hands after players * hand_size moves: deal or hand end
+        phase = self._phase.take(self._n_moves)
+        last_play = phase == 2
         self.table ^= toggle
         self.table_rm ^= toggle_rm
         pidx = self._rows_2 + team
@@ -551,10 +575,11 @@ class VectorScopaEnv:
         self._scope_flat[pidx] += scopa
         if self.record_matches:
             self._arch_action.reshape(-1)[at] = a
-            self._arch_capture.reshape(-1)[at] = np.where(captured, toggle, U64(0))
+            if takes_all is not None:  # what an ace takes depends on the table
+                self._arch_capture.reshape(-1)[at] = np.where(captured, toggle, U64(0))
             self._arch_scopa.reshape(-1)[at] = scopa
         self.to_move = (seat + 1) & (p - 1)
-        deal = np.flatnonzero(empty & ~last_play)
+        deal = np.flatnonzero(phase == 1)
         if len(deal):
             self._deal_round(deal)
         out = VectorStep(rewards=np.zeros((n, p), np.float32),
@@ -663,7 +688,8 @@ class VectorScopaEnv:
         self._arch_dealer = np.zeros((n, hands), np.int8)
         self._arch_deck = np.zeros((n, hands, N_CARDS), np.int8)
         self._arch_action = np.zeros((n, hands, N_CARDS), np.int16)
-        self._arch_capture = np.zeros((n, hands, N_CARDS), U64)
+        self._arch_capture = np.zeros((n, hands if self.rules.ace_takes_all else 0, N_CARDS),
+                                      U64)
         self._arch_scopa = np.zeros((n, hands, N_CARDS), bool)
         self._arch_last = np.zeros((n, hands), np.int8)
         self._arch_leftover = np.zeros((n, hands), U64)
@@ -676,8 +702,10 @@ class VectorScopaEnv:
         if hand < cap:
             return
         new_cap = max(2 * cap, hand + 1)
-        for name in ("_arch_dealer", "_arch_deck", "_arch_action", "_arch_capture",
-                     "_arch_scopa", "_arch_last", "_arch_leftover", "_arch_score"):
+        names = ("_arch_dealer", "_arch_deck", "_arch_action", "_arch_scopa", "_arch_last",
+                 "_arch_leftover", "_arch_score") + (("_arch_capture",)
+                                                     if self.rules.ace_takes_all else ())
+        for name in names:
             old = getattr(self, name)
             new = np.zeros((old.shape[0], new_cap) + old.shape[2:], old.dtype)
             new[:, :cap] = old
@@ -692,20 +720,28 @@ class VectorScopaEnv:
 
     def _build_record(self, g: int) -> dict[str, Any]:
         """The finished match of game ``g`` as a game-record.md dict."""
-        p, n_moves = self.players, N_CARDS - self.rules.table_size
+        n_moves, nh = N_CARDS - self.rules.table_size, int(self._arch_nhands[g])
+        actions = self._arch_action[g, :nh, :n_moves].tolist()
+        scopas = self._arch_scopa[g, :nh, :n_moves].tolist()
+        captures = (self._arch_capture[g, :nh, :n_moves].tolist() if self.rules.ace_takes_all
+                    else None)
+        card_code, takes = _action_codes()
         hands = []
-        for h in range(int(self._arch_nhands[g])):
+        for h in range(nh):
             dealer = int(self._arch_dealer[g, h])
-            moves = []
-            for j, (act, cap, sc) in enumerate(zip(self._arch_action[g, h, :n_moves].tolist(),
-                                                   self._arch_capture[g, h, :n_moves].tolist(),
-                                                   self._arch_scopa[g, h, :n_moves].tolist(),
-                                                   strict=True)):
-                moves.append({"seat": (dealer + 1 + j) % p, "card": CODES[int(ACT_CARD[act])],
-                              "capture": [CODES[x] for x in cards_of(cap)], "scopa": sc})
+            seats = self._move_seats[dealer]
+            if captures is None:
+                moves = [{"seat": seat, "card": card_code[a], "capture": takes[a].copy(),
+                          "scopa": sc}
+                         for seat, a, sc in zip(seats, actions[h], scopas[h], strict=True)]
+            else:  # what an ace takes when it takes all is in the log
+                moves = [{"seat": seat, "card": card_code[a],
+                          "capture": (takes[a].copy() if a < ACE_ALL_BASE
+                                      else [CODES[x] for x in cards_of(cap)]), "scopa": sc}
+                         for seat, a, sc, cap in zip(seats, actions[h], scopas[h], captures[h],
+                                                     strict=True)]
             score = []
-            for t in range(2):
-                v = self._arch_score[g, h, t].tolist()
+            for v in self._arch_score[g, h].tolist():
                 e = dict(zip(_SCORE_FIELDS[:5], v[:5], strict=True))
                 if e["primiera"] < 0:
                     e["primiera"] = None
@@ -718,7 +754,7 @@ class VectorScopaEnv:
                           "leftover": [CODES[x] for x in cards_of(int(self._arch_leftover[g, h]))],
                           "score": score})
         ms = self.match_score[g].tolist()
-        return {"format": FORMAT, "rules": self.rules.to_dict(), "seed": int(self.match_seeds[g]),
+        return {"format": FORMAT, "rules": dict(self._rules_dict), "seed": int(self.match_seeds[g]),
                 "players": list(self.agent_names), "hands": hands, "match_score": ms,
                 "winner": 0 if ms[0] > ms[1] else 1}
 
@@ -827,10 +863,20 @@ class VectorScopaEnv:
         return total / self.num_envs
 
 
+
+
+@lru_cache(maxsize=1)
+def _action_codes() -> tuple[list[str], list[list[str]]]:
+    """Per catalogue id: the played card's code and the captured cards' codes."""
+    return ([CODES[c] for c in ACT_CARD.tolist()],
+            [[CODES[x] for x in cards_of(m)] for m in ACTION_CAPTURE])
+
+
 _SUIT_SHIFT = 10 * np.arange(4, dtype=U64)
 _BYTE_BASE = (256 * np.arange(5))[None, :]
 _ARANGE = np.arange(1 << 14)
 _CHOOSE_FLAT = CHOOSE.reshape(-1)
+_PAT_LOC_HI = len(PAT_LOC) // 2
 _TEAM_SIGN = np.array([1, -1, 1, -1], np.float32)
 
 __all__ = ["VectorScopaEnv", "VectorStep", "hash_decks", "popcount"]

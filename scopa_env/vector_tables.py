@@ -14,7 +14,7 @@ Which patterns apply depends only on how many table cards each rank has (capped 
 the most a partition of ``r`` can use) and whether the table holds rank ``r`` (or,
 for an ace, any other rank). That is a small integer, the card's *key*, read off
 the rank-major table mask (bit ``4 * (rank - 1) + suit``) with three 12-bit and one
-4-bit lookup (``CARD_KEY12``); ``card_lut`` maps each key to its patterns, with
+4-bit lookup (``RANK_KEY12``); ``card_lut`` maps each key to its patterns, with
 ``capture_rule="fewest"`` and ``ace_takes_all`` applied. A pattern then expands
 into the table's card sets: for each of its ranks (*slots*, at most four), every
 choice of ``m`` of the table's suits of that rank. The catalogue id of such a set
@@ -237,32 +237,12 @@ def card_lut(capture_rule: str, ace_takes_all: bool) -> tuple[np.ndarray, np.nda
 
 
 # scoring
-BYTE_BITS = np.array([[(x >> i) & 1 for i in range(8)] for x in range(256)], dtype=np.float32)
-"""A byte's eight bits, least significant first, as float32."""
-OBS_BYTES = np.array([8 * m + b for m in range(5) for b in range(5)] + [39, 39])
-"""Bytes of five uint64 card masks holding their 40 bits, then two pad bytes: 27 x 8 =
-216 observation columns (the last 16 overwritten)."""
 BEST_IN_SUIT = {name: np.array(t, dtype=np.int64) for name, t in _BEST.items()}
 """Primiera value of the best card of a 10-bit suit mask (``scoring``'s table)."""
 NAPOLA = np.array([napola_run(m) for m in range(1024)], dtype=np.int64)
 
-DEBRUIJN_MAGIC = U64(0x03F79D71B4CB0A89)
-DEBRUIJN = np.zeros(64, dtype=np.int64)
-"""``DEBRUIJN[(bit * DEBRUIJN_MAGIC) >> 58]``: index of a single set bit."""
-for _k in range(64):
-    DEBRUIJN[((1 << _k) * int(DEBRUIJN_MAGIC) % (1 << 64)) >> 58] = _k
-
 assert N_ACTIONS == ACE_ALL_BASE + 4
 
-PAT_DESC = np.zeros(N_PATS, dtype=np.int64)
-"""A pattern's slots packed for the one-suit-choice path: slot ``s`` holds its nibble
-shift (6 bits) and radix (8 bits) at bit ``14 * s``; the slot count at bit 56."""
-for _i in range(N_PATS):
-    _d = int(PAT_NSLOTS[_i]) << 56
-    for _j in range(MAX_SLOTS):
-        assert PAT_SHIFT[_j, _i] < 64 and PAT_RADIX[_j, _i] < 256
-        _d |= (int(PAT_SHIFT[_j, _i]) | int(PAT_RADIX[_j, _i]) << 6) << (14 * _j)
-    PAT_DESC[_i] = _d
 ACT_BIT = CARD_BIT[ACT_CARD]
 """Per action: the played card's bit."""
 ACT_CAPTURES = ACT_CAPTURE != 0
@@ -271,15 +251,18 @@ ACT_TOGGLE = np.where(ACT_CAPTURES, ACT_CAPTURE, ACT_BIT)
 ACT_TOGGLE_RM = np.where(ACT_CAPTURES, ACT_CAPTURE_RM, RM_BIT[ACT_CARD])
 ACT_PILE = np.where(ACT_CAPTURES, ACT_CAPTURE | ACT_BIT, U64(0))
 """Per action: the cards it adds to the mover's team pile."""
-PAT_PACKED = np.zeros(N_PATS, dtype=np.int64)
-"""A pattern packed for the one-suit-choice path: slot ``s`` at bit ``11 * s`` holds its
-rank - 1 (4 bits) and radix (7 bits); the slot count at bit 44; ``PAT_GROUP`` at 47."""
-for _i in range(N_PATS):
-    _d = int(PAT_NSLOTS[_i]) << 44 | int(PAT_GROUP[_i]) << 47
-    for _j in range(MAX_SLOTS):
-        assert PAT_RADIX[_j, _i] < 128 and PAT_GROUP[_i] < 1 << 13
-        _d |= (int(PAT_SHIFT[_j, _i]) // 4 | int(PAT_RADIX[_j, _i]) << 4) << (11 * _j)
-    PAT_PACKED[_i] = _d
 CARD_INFO = PLACE_ID | CARD_KEY_ROW << 14 | CARD_KEY_BASE << 32
 """Card id -> its place id (14 bits), ``CARD_KEY_ROW`` (18 bits) and ``CARD_KEY_BASE``."""
 assert PLACE_ID.max() < 1 << 14 and CARD_KEY_ROW.max() < 1 << 18
+PAT_LOC = np.zeros((2, N_PATS, 1024), dtype=np.int32)
+"""One suit choice per slot (every slot rank has one table card): the catalogue offset
+of pattern ``p`` is ``GROUP_POS[PAT_LOC[0, p, lo] + PAT_LOC[1, p, hi]]``, with ``lo`` /
+``hi`` the suits (2 bits a rank) of the table cards of ranks 1-5 / 6-10."""
+_digits = np.arange(1024)
+for _i in range(N_PATS):
+    PAT_LOC[0, _i] = PAT_GROUP[_i]
+    for _j in range(MAX_SLOTS):
+        if PAT_MULT[_j, _i]:
+            _k = int(PAT_SHIFT[_j, _i]) // 4  # rank - 1
+            PAT_LOC[_k // 5, _i] += ((_digits >> (2 * (_k % 5))) & 3) * PAT_RADIX[_j, _i]
+PAT_LOC = PAT_LOC.reshape(-1)
