@@ -30,7 +30,8 @@ lint: install
 	$(BIN)/ruff check .
 
 bench: install
-	$(BIN)/python benchmarks/env_throughput.py
+	$(BIN)/pip install -q -e ".[bench]"
+	taskset -c 0 $(BIN)/python benchmarks/env_throughput.py
 
 clean:
 	rm -rf $(VENV) build *.egg-info

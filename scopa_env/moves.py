@@ -191,23 +191,39 @@ def sum_captures(table: int, rank: int) -> tuple[int, ...]:
 def card_moves(card: int, table: int, rules: Rules) -> list[int]:
     """Legal ids for playing ``card`` onto ``table`` (ascending)."""
     r = RANK[card]
+    # only same-rank and lower-rank table cards (and, for ace-takes-all, whether the
+    # table is empty) can change what this card may do: memoise on those alone
+    relevant = table & _RELEVANT[r]
+    key = (card, relevant, rules.ace_takes_all and r == 1 and table != 0, rules.capture_rule)
+    got = _CARD_CACHE.get(key)
+    if got is None:
+        if len(_CARD_CACHE) >= _CACHE_MAX:
+            _CARD_CACHE.clear()
+        got = _CARD_CACHE[key] = _card_moves(card, relevant, key[2], rules.capture_rule)
+    return list(got)
+
+
+def _card_moves(card: int, table: int, takes_all: bool, capture_rule: str) -> tuple[int, ...]:
+    r = RANK[card]
     same = table & RANK_MASK[r]
-    if r == 1 and rules.ace_takes_all and table and not same:
-        return [ACE_ALL_BASE + SUIT[card]]
+    if takes_all and not same:
+        return (ACE_ALL_BASE + SUIT[card],)
     key = card << N_CARDS
     if same:
-        return sorted(_INDEX[key | (1 << s)] for s in cards_of(same))
-    sets = sum_captures(table & _BELOW[r], r)  # only lower ranks can be in a sum
+        return tuple(sorted(_INDEX[key | (1 << s)] for s in cards_of(same)))
+    sets = sum_captures(table, r)
     if not sets:
-        return [_INDEX[key]]
-    if rules.capture_rule == "fewest":
+        return (_INDEX[key],)
+    if capture_rule == "fewest":
         fewest = min(s.bit_count() for s in sets)
         sets = tuple(s for s in sets if s.bit_count() == fewest)
-    return sorted(_INDEX[key | s] for s in sets)
+    return tuple(sorted(_INDEX[key | s] for s in sets))
 
 
+_RELEVANT = (0,) + tuple(_BELOW[r] | RANK_MASK[r] for r in range(1, 11))
+_CARD_CACHE: dict[tuple[int, int, bool, str], tuple[int, ...]] = {}
+_CACHE_MAX = 1 << 18
 _LEGAL_CACHE: dict[tuple[int, int, bool, str], tuple[int, ...]] = {}
-_LEGAL_CACHE_MAX = 1 << 18
 
 
 def legal_actions(hand: int, table: int, rules: Rules) -> list[int]:
@@ -223,7 +239,7 @@ def legal_actions(hand: int, table: int, rules: Rules) -> list[int]:
             out.extend(card_moves(c, table, rules))
         if rules.ace_takes_all:
             out.sort()  # the ace-takes-all ids sit after every card's own ids
-        if len(_LEGAL_CACHE) >= _LEGAL_CACHE_MAX:
+        if len(_LEGAL_CACHE) >= _CACHE_MAX:
             _LEGAL_CACHE.clear()
         got = _LEGAL_CACHE[key] = tuple(out)
     return list(got)

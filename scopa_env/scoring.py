@@ -18,13 +18,14 @@ def _best_in_suit(table: tuple[int, ...]) -> tuple[int, ...]:
     return tuple(out)
 
 
-_BEST = {name: _best_in_suit(t) for name, t in PRIMIERA_TABLES.items()}
+BEST_IN_SUIT = {name: _best_in_suit(t) for name, t in PRIMIERA_TABLES.items()}
+"""Per primiera table: the best value among the cards of each 10-bit suit mask."""
 
 
 def primiera(pile: int, rules: Rules) -> int | None:
     """The pile's primiera sum, or ``None`` when it has none (a suit missing and
     ``primiera_requires_all_suits``)."""
-    best = _BEST[rules.primiera_table]
+    best = BEST_IN_SUIT[rules.primiera_table]
     total = 0
     for s in range(4):
         suit_cards = (pile & SUIT_MASK[s]) >> (10 * s)

@@ -67,7 +67,7 @@ from .vector_tables import (
     ACT_PILE,
     ACT_TOGGLE,
     ACT_TOGGLE_RM,
-    BEST_IN_SUIT,
+    BEST_IN_SUIT_NP,
     CARD_BIT,
     CARD_INFO,
     CHOOSE,
@@ -232,7 +232,7 @@ class VectorScopaEnv:
         self._phase = np.zeros(N_CARDS + 1, np.int64)  # by moves played: 1 deal, 2 hand over
         self._phase[per_deal:N_CARDS - ts:per_deal] = 1
         self._phase[N_CARDS - ts] = 2
-        self._best = BEST_IN_SUIT[r.primiera_table]
+        self._best = BEST_IN_SUIT_NP[r.primiera_table]
         n, p = self.num_envs, r.players
         self._rows = np.arange(n)
         self._rows_p = self._rows * p

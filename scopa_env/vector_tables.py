@@ -30,7 +30,7 @@ import numpy as np
 
 from .cards import N_CARDS, RANK, SUIT
 from .moves import ACE_ALL_BASE, ACTION_CAPTURE, ACTION_CARD, N_ACTIONS, action_id
-from .scoring import _BEST, napola_run
+from .scoring import BEST_IN_SUIT, napola_run
 
 U64 = np.uint64
 CARD_BIT = np.array([1 << c for c in range(N_CARDS)], dtype=U64)
@@ -237,7 +237,7 @@ def card_lut(capture_rule: str, ace_takes_all: bool) -> tuple[np.ndarray, np.nda
 
 
 # scoring
-BEST_IN_SUIT = {name: np.array(t, dtype=np.int64) for name, t in _BEST.items()}
+BEST_IN_SUIT_NP = {name: np.array(t, dtype=np.int64) for name, t in BEST_IN_SUIT.items()}
 """Primiera value of the best card of a 10-bit suit mask (``scoring``'s table)."""
 NAPOLA = np.array([napola_run(m) for m in range(1024)], dtype=np.int64)
 
