@@ -128,11 +128,13 @@ _EYE_BUCKETS = np.eye(SUM_BUCKETS, dtype=np.float32)
 
 
 def action_inputs_np(obs: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """``action_inputs`` for one decision in numpy: ``obs`` (216,), ``ids`` (L,) ->
-    (L, ACTION_DIM). Used by the agent, where torch's per-call overhead dominates."""
+    """``action_inputs`` in numpy: ``obs`` (216,) for one decision, or (M, 216) one row
+    per move, and ``ids`` (M,) -> (M, ACTION_DIM). Used by the agent, where torch's
+    per-call overhead dominates."""
+    obs = np.atleast_2d(obs)
     f = _ACTION_TABLE_NP[ids]
     card, capt = f[:, :40], f[:, 40:]
-    table = obs[TABLE][None, :]
+    table = obs[:, TABLE]
     takes_all = (ids >= ACE_ALL_BASE).astype(np.float32)[:, None]
     capt = capt + takes_all * table
     is_cap = (capt.sum(-1, keepdims=True) > 0).astype(np.float32)
@@ -148,7 +150,8 @@ def action_inputs_np(obs: np.ndarray, ids: np.ndarray) -> np.ndarray:
         is_cap, scopa, takes_all, taken.sum(-1, keepdims=True) / 5,
         taken[:, :10].sum(-1, keepdims=True) / 5, taken[:, 6:7], n_after / 10], -1)
     after_ranks = after.reshape(-1, 4, 10).sum(1)
-    unseen_ranks = np.broadcast_to(obs[UNSEEN].reshape(4, 10).sum(0) / 4, after_ranks.shape)
+    unseen_ranks = np.broadcast_to(obs[:, UNSEEN].reshape(-1, 4, 10).sum(1) / 4,
+                                   after_ranks.shape)
     reply = _reply_threats(after_ranks.round().astype(np.int64),
                            np.rint(after @ _RANKS_NP).astype(np.int64),
                            np.rint(n_after[:, 0]).astype(np.int64), unseen_ranks)
@@ -247,6 +250,7 @@ class NumpyScorer:
         pre = pre + action_inputs_np(obs, ids) @ self.action[0] + self.action[1]
         z = np.maximum(np.maximum(pre, 0) @ self.hidden[0] + self.hidden[1], 0)
         return (z @ self.out[0] + self.out[1])[:, 0]
+
 
 
 def count_parameters(net: nn.Module) -> int:

@@ -22,8 +22,8 @@ def load_evaluations(run_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def plot_curve(run_dir: Path, out: Path, opponents: tuple[str, ...] = ("greedy", "expert")
-               ) -> Path:
+def plot_curve(run_dir: Path, out: Path, opponents: tuple[str, ...] = ("greedy", "expert"),
+               marks: list[tuple[float, str]] | None = None) -> Path:
     """Margin (points per hand, 95% band) against each opponent over wall-clock minutes."""
     import matplotlib
 
@@ -44,6 +44,10 @@ def plot_curve(run_dir: Path, out: Path, opponents: tuple[str, ...] = ("greedy",
         line, = ax.plot(x, mean, marker="o", ms=3, label=f"vs {spec}")
         ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.2)
     ax.axhline(0, color="grey", lw=0.8)
+    for minute, label in marks or []:
+        ax.axvline(minute, color="black", ls="--", lw=0.8)
+        ax.annotate(label, (minute, ax.get_ylim()[1]), xytext=(3, -12),
+                    textcoords="offset points", fontsize=7)
     ax.set_xlabel("training wall-clock (minutes, 2-core machine)")
     ax.set_ylabel("margin (points per hand)")
     hands = evals[-1]["margins"][opponents[0]]["hands"] if evals else 0
@@ -112,6 +116,8 @@ def main(argv: list[str] | None = None) -> int:
     c = sub.add_parser("curve")
     c.add_argument("run_dir", type=Path)
     c.add_argument("out", type=Path)
+    c.add_argument("--mark", action="append", default=[], metavar="MINUTES:LABEL",
+                   help="a dashed vertical line (e.g. where a run was resumed)")
     s = sub.add_parser("strength")
     s.add_argument("ckpt")
     s.add_argument("--against", nargs="+", default=["random", "greedy", "expert"])
@@ -126,7 +132,8 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("out", type=Path)
     args = p.parse_args(argv)
     if args.cmd == "curve":
-        print(plot_curve(args.run_dir, args.out))
+        marks = [(float(m.split(":", 1)[0]), m.split(":", 1)[1]) for m in args.mark]
+        print(plot_curve(args.run_dir, args.out, marks=marks))
     elif args.cmd == "strength":
         res = strength(args.ckpt, args.against, args.hands, args.seed, args.workers)
         if args.json:
