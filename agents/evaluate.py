@@ -31,9 +31,10 @@ from typing import Any
 
 import numpy as np
 
+from scopa_env.cli import add_rules_args
 from scopa_env.game import GameState, IllegalMoveError, apply, new_match
 from scopa_env.observation import info_set
-from scopa_env.rules import NAMED_RULES, Rules, make_rules, parse_option
+from scopa_env.rules import Rules, make_rules, parse_option
 from scopa_env.scoring import POINT_KEYS
 
 from .base import Agent, BaseAgent
@@ -357,12 +358,7 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--matches", type=int, default=None,
                    help="paired matches for the win rate (default: hands // 10; 0: none)")
     p.add_argument("--seed", type=int, default=0, help="evaluation seed (default 0)")
-    p.add_argument("--rules", default="scopa", choices=sorted(NAMED_RULES),
-                   help="named rule set (default scopa)")
-    p.add_argument("--players", type=int, choices=(2, 4), default=None,
-                   help="2, or 4 in two teams (default: the rule set's)")
-    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="any rules option, e.g. capture_rule=fewest (repeatable)")
+    add_rules_args(p)
     p.add_argument("--workers", type=int, default=1,
                    help="worker processes (results are identical for any number)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
