@@ -32,8 +32,6 @@ SUM_BUCKETS = 12  # rank sum left on the table: 0..10, then "more than 10"
 REPLY_DIM = 41
 ACTION_DIM = 40 + 40 + 40 + 7 + SUM_BUCKETS + 10 + 10 + 4 + REPLY_DIM
 
-_ACTION_TABLE = torch.from_numpy(ACTION_FEATURES.astype(np.float32))
-_RANKS = torch.tensor(RANK, dtype=torch.float32)
 _R = np.arange(1, 11)
 # Subset sums up to 10 of a table depend only on its rank counts, capped where more
 # copies cannot matter (at most 10 // r cards of rank r fit in a sum of 10):
@@ -54,9 +52,6 @@ def _build_reach() -> np.ndarray:
 
 
 _REACH = _build_reach()
-_REACH_T = torch.from_numpy(_REACH)
-_CAPS_T = torch.from_numpy(_CAPS)
-_RADIX_T = torch.from_numpy(_RADIX)
 
 
 def _reply_threats(after_ranks: np.ndarray, sum_after: np.ndarray, n_after: np.ndarray,
@@ -76,50 +71,14 @@ def _reply_threats(after_ranks: np.ndarray, sum_after: np.ndarray, n_after: np.n
                            (threat.sum(-1, keepdims=True) > 0)], -1, dtype=np.float32)
 
 
-def _reply_threats_torch(after: torch.Tensor, unseen: torch.Tensor) -> torch.Tensor:
-    """``_reply_threats`` in torch: ``after`` (B, L, 40) table after the move, ``unseen``
-    (B, 40) -> (B, L, 41)."""
-    after_ranks = after.reshape(*after.shape[:-1], 4, 10).sum(-2)
-    counts = after_ranks.round().long()
-    sum_after = (after * _RANKS).sum(-1).round().long()
-    n_after = after.sum(-1).round().long()
-    unseen_ranks = (unseen.reshape(-1, 4, 10).sum(-2) / 4)[:, None, :]
-    reach = _REACH_T[(torch.minimum(counts, _CAPS_T) * _RADIX_T).sum(-1)]
-    ranks = torch.arange(1, 11)
-    cap = ((reach[..., None] >> ranks) & 1).to(after.dtype)
-    single = (n_after[..., None] == 1) & (counts == 1)
-    total = (n_after[..., None] >= 2) & (sum_after[..., None] == ranks) & (counts == 0)
-    scopa = (single | total).to(after.dtype)
-    threat = scopa * unseen_ranks
-    return torch.cat([cap, scopa, cap * unseen_ranks, threat,
-                      (threat.sum(-1, keepdim=True) > 0).to(after.dtype)], -1)
-
-
 def action_inputs(obs: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
     """Features of each candidate move: ``obs`` (B, 216), ``ids`` (B, L) catalogue ids
-    (padding may be any valid id) -> (B, L, ACTION_DIM) float32."""
-    f = _ACTION_TABLE[ids]  # (B, L, 80)
-    card, capt = f[..., :40], f[..., 40:]
-    table = obs[:, None, TABLE]  # (B, 1, 40)
-    takes_all = (ids >= ACE_ALL_BASE).to(obs.dtype).unsqueeze(-1)
-    capt = capt + takes_all * table  # ace takes all: the capture is the whole table
-    is_cap = (capt.sum(-1, keepdim=True) > 0).to(obs.dtype)
-    taken = capt + card * is_cap  # cards that go to the pile
-    after = table - capt + card * (1 - is_cap)  # the table the next player faces
-    n_after = after.sum(-1, keepdim=True)
-    sum_after = (after * _RANKS).sum(-1).clamp(max=SUM_BUCKETS - 1).long()
-    scopa = is_cap * (n_after == 0).to(obs.dtype) * (1 - takes_all)
-    shape = (*ids.shape, 4, 10)
-    taken_by_rank = taken.reshape(shape).sum(-2) / 4
-    played_rank = card.reshape(shape).sum(-2)
-    played_suit = card.reshape(shape).sum(-1)
-    scalars = torch.cat([
-        is_cap, scopa, takes_all, taken.sum(-1, keepdim=True) / 5,
-        taken[..., :10].sum(-1, keepdim=True) / 5, taken[..., 6:7], n_after / 10,
-    ], -1)
-    buckets = torch.nn.functional.one_hot(sum_after, SUM_BUCKETS).to(obs.dtype)
-    return torch.cat([card, capt, after, scalars, buckets, taken_by_rank, played_rank,
-                      played_suit, _reply_threats_torch(after, obs[:, UNSEEN])], -1)
+    (padding may be any valid id) -> (B, L, ACTION_DIM) float32. The features hold no
+    parameters: this is ``action_inputs_np`` on one row per candidate move."""
+    b, n = ids.shape
+    rows = np.repeat(obs.detach().numpy(), n, axis=0)
+    feats = action_inputs_np(rows, ids.reshape(-1).numpy())
+    return torch.from_numpy(feats).reshape(b, n, -1)
 
 
 _ACTION_TABLE_NP = ACTION_FEATURES.astype(np.float32)
@@ -128,9 +87,8 @@ _EYE_BUCKETS = np.eye(SUM_BUCKETS, dtype=np.float32)
 
 
 def action_inputs_np(obs: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """``action_inputs`` in numpy: ``obs`` (216,) for one decision, or (M, 216) one row
-    per move, and ``ids`` (M,) -> (M, ACTION_DIM). Used by the agent, where torch's
-    per-call overhead dominates."""
+    """Features of candidate moves: ``obs`` (216,) for one decision, or (M, 216) one
+    row per move, and ``ids`` (M,) catalogue ids -> (M, ACTION_DIM) float32."""
     obs = np.atleast_2d(obs)
     f = _ACTION_TABLE_NP[ids]
     card, capt = f[:, :40], f[:, 40:]
