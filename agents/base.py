@@ -26,7 +26,9 @@ class Agent(Protocol):
 
 
 class BaseAgent:
-    """Shared plumbing of the built-in agents: the spec, a seeded RNG and ``act_batch``.
+    """Shared plumbing of the built-in agents: the spec, a seeded RNG, ``act_batch``,
+    and ``act`` for agents that score moves: a lone legal move is played at once,
+    otherwise the first legal move with the highest ``scores(info)``.
 
     ``PARAMS`` maps each spec parameter to ``(type, default, help)``."""
 
@@ -41,7 +43,15 @@ class BaseAgent:
                                  if self.params else "")
 
     def act(self, info: InfoSet) -> int:
-        raise NotImplementedError
+        legal = info.legal_actions
+        if len(legal) == 1:
+            return legal[0]
+        scores = self.scores(info)
+        return legal[scores.index(max(scores))]
+
+    def scores(self, info: InfoSet) -> list[float]:
+        """The value of every legal move (in ``info.legal_actions`` order)."""
+        raise NotImplementedError(f"{type(self).__name__} defines neither act nor scores")
 
     def act_batch(self, infos: list[InfoSet]) -> list[int]:
         """One id per information set (in order)."""

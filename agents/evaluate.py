@@ -34,6 +34,7 @@ import numpy as np
 from scopa_env.cli import add_rules_args
 from scopa_env.game import GameState, IllegalMoveError, apply, new_match
 from scopa_env.observation import info_set
+from scopa_env.play import derive_seed
 from scopa_env.rules import Rules, make_rules, parse_option
 from scopa_env.scoring import POINT_KEYS
 
@@ -44,12 +45,6 @@ UNIT = 8
 CATEGORIES = ("carte", "denari", "settebello", "primiera", "scope", "re_bello", "napola")
 
 AgentLike = str | Agent | Callable[[int], Agent]
-
-
-def derive_seed(*keys: int) -> int:
-    """A 63-bit seed from a tuple of non-negative integers (same on every machine)."""
-    state = np.random.SeedSequence([int(k) for k in keys]).generate_state(2, dtype=np.uint32)
-    return int(state[0]) << 31 | int(state[1]) >> 1
 
 
 def deal_seed(seed: int, i: int) -> int:

@@ -41,14 +41,6 @@ class ExpertAgent(BaseAgent):
     summary = "card counting, no cheap scopa for the opponent, hunts sevens and " \
               "the settebello, dead-rank duplicates, last capture"
 
-    def act(self, info: InfoSet) -> int:
-        legal = info.legal_actions
-        if len(legal) == 1:
-            return legal[0]
-        scores = self.scores(info)
-        best = max(scores)
-        return legal[scores.index(best)]
-
     def scores(self, info: InfoSet) -> list[float]:
         """The score of every legal move (in ``info.legal_actions`` order)."""
         rules, table, legal = info.rules, info.table, info.legal_actions

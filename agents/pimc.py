@@ -317,7 +317,7 @@ class PIMCAgent(BaseAgent):
         self._leaf: dict[Rules, LeafModel] = {}
         self.nodes = 0
 
-    def values(self, info: InfoSet) -> list[float]:
+    def scores(self, info: InfoSet) -> list[float]:
         """Average value of every legal move (in ``info.legal_actions`` order)."""
         legal = info.legal_actions
         model = self._leaf.get(info.rules)
@@ -330,11 +330,3 @@ class PIMCAgent(BaseAgent):
                 totals[i] += weight * search.child_value(world, a, self.depth)
         self.nodes += search.nodes
         return [t / self.worlds for t in totals]
-
-    def act(self, info: InfoSet) -> int:
-        legal = info.legal_actions
-        if len(legal) == 1:
-            return legal[0]
-        vals = self.values(info)
-        best = max(vals)
-        return legal[vals.index(best)]

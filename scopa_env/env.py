@@ -45,7 +45,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from .cards import CODES, cards_of
-from .game import GameState, IllegalMoveError, _raise_illegal, apply, new_match
+from .game import GameState, IllegalMoveError, apply, new_match, raise_illegal
 from .moves import N_ACTIONS, action_text, legal_actions
 from .observation import OBS_DIM, InfoSet, encode, info_set
 from .records import MatchRecorder
@@ -148,7 +148,7 @@ class raw_env(AECEnv):
         seat = self.agent_name_mapping[agent]
         if action is None or int(action) not in self._legal:
             if self.illegal_mode == "raise":
-                _raise_illegal(s, action, self._legal)
+                raise_illegal(s, action, self._legal)
             self._cumulative_rewards[agent] = 0.0
             self.terminations = dict.fromkeys(self.agents, True)
             self.rewards = dict.fromkeys(self.agents, 0.0)

@@ -206,7 +206,7 @@ def apply(s: GameState, action: int, check: bool = True, next_deck: Any = None,
     if check:
         legal = legal_actions(s.hands[seat], s.table, s.rules)
         if action not in legal:
-            _raise_illegal(s, action, legal)
+            raise_illegal(s, action, legal)
     if type(action) is int and 0 <= action < ACE_ALL_BASE:
         card, capture, takes_all = ACTION_CARD_LIST[action], ACTION_CAPTURE[action], False
     else:
@@ -265,7 +265,9 @@ def step(s: GameState, action: int) -> tuple[GameState, StepResult]:
     return nxt, apply(nxt, action)
 
 
-def _raise_illegal(s: GameState, action: Any, legal: list[int]) -> None:
+def raise_illegal(s: GameState, action: Any, legal: list[int]) -> None:
+    """Raise ``IllegalMoveError`` naming the move, the seat, its hand, the table and
+    the legal moves."""
     try:
         what = action_text(action)
     except ValueError:
@@ -286,4 +288,4 @@ def hidden_cards(s: GameState, seat: int) -> int:
 
 __all__ = ["GameState", "StepResult", "MoveInfo", "HandResult", "IllegalMoveError", "new_match",
            "start_hand", "apply", "step", "shuffled_deck", "parse_deck", "needs_redeal",
-           "hidden_cards", "N_ACTIONS", "ACE_ALL_BASE"]
+           "hidden_cards", "raise_illegal", "N_ACTIONS", "ACE_ALL_BASE"]

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .cards import FULL_DECK, N_CARDS, cards_of
-from .game import GameState
+from .game import GameState, hidden_cards
 from .rules import Rules
 
 OBS_DIM = 216
@@ -39,12 +39,6 @@ MATCH_SCORE = slice(205, 207)
 SCOPE = slice(207, 209)
 SEAT_FROM_DEALER = slice(209, 213)
 LAST_CAPTURE = slice(213, 216)
-
-def mask_to_vec(mask: int) -> np.ndarray:
-    """A card bitmask as a 40-vector of 0/1 (float32)."""
-    b = np.array([mask], dtype="<u8").view(np.uint8)
-    return np.unpackbits(b, bitorder="little")[:N_CARDS].astype(np.float32)
-
 
 @dataclass(frozen=True)
 class InfoSet:
@@ -84,12 +78,11 @@ class InfoSet:
 def info_set(s: GameState, seat: int) -> InfoSet:
     team = seat % 2
     own, other = s.piles[team], s.piles[1 - team]
-    unseen = FULL_DECK & ~(s.hands[seat] | s.table | own | other)
     last = None if s.last_capture_team is None else int(s.last_capture_team != team)
     legal = tuple(s.legal_actions()) if seat == s.to_move else ()
     return InfoSet(
         rules=s.rules, seat=seat, dealer=s.dealer, hand=s.hands[seat], table=s.table,
-        own_pile=own, other_pile=other, unseen=unseen,
+        own_pile=own, other_pile=other, unseen=hidden_cards(s, seat),
         hand_sizes=tuple(h.bit_count() for h in s.hands), deck_count=s.deck_count,
         match_score=(s.match_score[team], s.match_score[1 - team]),
         scope=(s.scope[team], s.scope[1 - team]), last_capture=last, legal_actions=legal)

@@ -7,7 +7,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .game import IllegalMoveError, _raise_illegal, apply, new_match
+from .game import IllegalMoveError, apply, new_match, raise_illegal
 from .observation import InfoSet, info_set
 from .records import MatchRecorder
 from .rules import Rules
@@ -19,9 +19,11 @@ class Actor(Protocol):
     def act(self, info: InfoSet) -> int: ...
 
 
-def derive_seed(seed: int, index: int) -> int:
-    """Seed of match/deal ``index`` of a run seeded ``seed`` (same on every machine)."""
-    return int(np.random.SeedSequence([seed, index]).generate_state(1)[0] & 0x7FFFFFFF)
+def derive_seed(*keys: int) -> int:
+    """A 63-bit seed from a tuple of non-negative integers, e.g. (run seed, match
+    index): the same on every machine and for any number of worker processes."""
+    state = np.random.SeedSequence([int(k) for k in keys]).generate_state(2, dtype=np.uint32)
+    return int(state[0]) << 31 | int(state[1]) >> 1
 
 
 def play_match(rules: Rules, seed: int, agents: Sequence[Actor],
@@ -37,7 +39,7 @@ def play_match(rules: Rules, seed: int, agents: Sequence[Actor],
         action = agents[seat].act(info)
         if action not in info.legal_actions:
             try:
-                _raise_illegal(state, action, list(info.legal_actions))
+                raise_illegal(state, action, list(info.legal_actions))
             except IllegalMoveError as e:
                 raise IllegalMoveError(f"agent {agents[seat].spec!r}: {e}") from None
         rec.observe(apply(state, int(action), check=False), state)
