@@ -11,7 +11,8 @@ Agents are named by spec strings everywhere (CLI, configs, records):
 
 ``make_agent(spec, seed)`` builds one; an unknown name or parameter raises
 ``ValueError`` listing what exists. Every agent has ``spec`` and ``act(info) -> id``;
-built-in ones also ``act_batch(infos)``.
+built-in ones also ``act_batch(infos)``. ``agents.batched.batched_actions`` plays
+``random``, ``greedy`` and ``expert`` in many games of a ``VectorScopaEnv`` at once.
 """
 
 from __future__ import annotations

@@ -193,11 +193,14 @@ def _play_unit_job(job: tuple) -> dict[str, Any]:
 def evaluate(spec_a: AgentLike, spec_b: AgentLike, hands: int, seed: int,
              rules: str | Rules = "scopa", players: int | None = 2, workers: int = 1,
              options: dict[str, Any] | None = None, progress: bool = False,
-             matches: int | None = None) -> dict[str, Any]:
+             matches: int | None = None,
+             on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     """Evaluate A against B under evaluation.md's protocol; a JSON-able dict.
 
     ``spec_a`` / ``spec_b``: spec strings, agent objects (``workers=1`` only) or
-    picklable factories ``seed -> agent``. ``players=None`` keeps the rule set's."""
+    picklable factories ``seed -> agent``. ``players=None`` keeps the rule set's.
+    ``on_progress(done, total)`` is called after each unit with the paired deals and
+    matches finished so far."""
     if hands < 1:
         raise ValueError(f"hands must be at least 1, got {hands}")
     if workers < 1:
@@ -223,11 +226,16 @@ def evaluate(spec_a: AgentLike, spec_b: AgentLike, hands: int, seed: int,
         bar = tqdm(total=hands + n_matches, unit="deal", desc=f"{spec_of(spec_a)} vs "
                    f"{spec_of(spec_b)}", file=sys.stderr, dynamic_ncols=True)
     outs: list[dict[str, Any]] = []
+    finished = 0
 
     def done(out: dict[str, Any]) -> None:
+        nonlocal finished
         outs.append(out)
+        finished += len(out["index"]) // 2
         if bar is not None:
             bar.update(len(out["index"]) // 2)
+        if on_progress is not None:
+            on_progress(finished, hands + n_matches)
 
     if workers == 1:
         for job in jobs:

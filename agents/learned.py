@@ -58,7 +58,8 @@ class PolicyAgent:
 
     def value(self, info: InfoSet) -> float:
         """The network's estimate of the seat's (scaled) return from here."""
-        obs = torch.from_numpy(encode_info(info))[None]
+        device = next(self.net.parameters()).device
+        obs = torch.from_numpy(encode_info(info))[None].to(device)
         with torch.inference_mode():
             return float(self.net.value(obs)[0])
 

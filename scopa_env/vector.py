@@ -42,7 +42,9 @@ How legal moves are found without a loop over games: each hand card's *key* (how
 many table cards of each rank it could combine with, read by table lookups on the
 rank-major table mask) selects its capture *patterns* (place, take a same-rank card,
 a rank partition of its value, take all); a pattern's catalogue ids follow from the
-suits of the table cards of its ranks. See ``scopa_env.vector_tables``.
+suits of the table cards of its ranks. See ``scopa_env.vector_tables``. That generator,
+``VectorScopaEnv.card_moves`` (any (card, table) pairs, not only the hands of the seats
+to move), also gives the batched baselines (``agents.batched``) their opponents' replies.
 """
 
 from __future__ import annotations
@@ -80,6 +82,7 @@ from .vector_tables import (
     PAT_NSLOTS,
     PAT_RADIX,
     PAT_SHIFT,
+    PLACE_PAT,
     POP4,
     RANK_KEY12,
     RM_BIT,
@@ -409,26 +412,26 @@ class VectorScopaEnv:
         self.to_move[games] = first
 
     # -- legal moves ---------------------------------------------------------------------
-    def _refresh_legal(self) -> None:
-        """Legal ids of the seat to move in every game -> ``legal_ids``/``legal_valid``."""
-        n = self.num_envs
-        # the (game, card) rows: the cards dealt to the mover in this deal still in hand
-        cards = self.decks.reshape(-1).take(self._deck_rows
-                                            + self._hand_pos.take(self._n_moves, axis=0))
-        hand = self._hands_flat.take(self._rows_p + self.to_move)
-        sel = np.flatnonzero(CARD_BIT.take(cards) & hand[:, None])
-        g = sel // cards.shape[1]
-        c = cards.reshape(-1).take(sel)
-        info = CARD_INFO.take(c)
+    def card_moves(self, rows: np.ndarray, cards: np.ndarray, table_rm: np.ndarray,
+                   captures_only: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """Every legal move of playing ``cards[j]`` onto the rank-major table
+        ``table_rm[rows[j]]`` (this environment's capture rules): ``(rows[j], id)`` per
+        move, in no particular order. ``rows`` int64 indices into ``table_rm`` (int64
+        ``to_rank_major`` masks); a card must not be on its table. ``captures_only``: leave
+        out the places (a card that captures nothing). The one move generator of the
+        batched code: legal sets here, opponents' replies in ``agents.batched``."""
+        info = CARD_INFO.take(cards)
         # the card's key -> its patterns (place, same-rank takes, sum partitions, take all)
-        table_rm = self.table_rm
-        tr = table_rm.take(g)
+        tr = table_rm.take(rows)
         base = info >> 14 & 0x3FFFF
         key = ((info >> 32) + RANK_KEY12.take(base + (tr & 4095))
                + RANK_KEY12.take(base + 4096 + (tr >> 12 & 4095))
                + RANK_KEY12.take(base + 8192 + (tr >> 24 & 4095))
                + RANK_KEY12.take(base + 12288 + (tr >> 36)))
         entry = self._entry.take(key)
+        if captures_only:  # a place is a key's only pattern
+            takes = np.flatnonzero(self._pats.take(entry >> 8) != PLACE_PAT)
+            rows, info, tr, entry = (x.take(takes) for x in (rows, info, tr, entry))
         count = entry & 255
         first = entry >> 8
         more = np.flatnonzero(count > 1)
@@ -436,7 +439,7 @@ class VectorScopaEnv:
             extra = count.take(more) - 1
             at = np.repeat(more, extra)
             nth = np.arange(len(at)) - np.repeat(np.cumsum(extra) - extra, extra) + 1
-            g, info, tr = (np.concatenate([x, x.take(at)]) for x in (g, info, tr))
+            rows, info, tr = (np.concatenate([x, x.take(at)]) for x in (rows, info, tr))
             first = np.concatenate([first, first.take(at) + nth])
         # one suit choice each: every used slot takes the one table card of its rank;
         # ``suits``: the suit of each rank's table card, 2 bits a rank (ranks 1-5, 6-10)
@@ -446,21 +449,33 @@ class VectorScopaEnv:
         suits = (suits | suits >> 4) & 0x00FF00FF00FF
         suits = (suits | suits >> 8) & 0x0000FFFF0000FFFF
         suits = (suits | suits >> 16) & 0xFFFFF
-        suits = suits.take(g)
+        suits = suits.take(rows)
         pat = self._pats.take(first) << 10
         ids = (info & 16383) + GROUP_POS.take(PAT_LOC.take(pat | suits & 1023)
                                               + PAT_LOC.take(_PAT_LOC_HI + (pat | suits >> 10)))
-        # games whose table holds two cards of a rank: every choice of suits instead
+        # tables that hold two cards of a rank: every choice of suits instead
         x = table_rm - (table_rm >> 1 & 0x5555555555)
         x = (x & 0x3333333333) + (x >> 2 & 0x3333333333)
-        multi_game = (x & 0xEEEEEEEEEE) != 0
-        if multi_game.any():
-            multi = multi_game.take(g)
+        multi_table = (x & 0xEEEEEEEEEE) != 0
+        if multi_table.any():
+            multi = multi_table.take(rows)
             many = np.flatnonzero(multi)
-            g2, ids2 = _expand(g.take(many), info.take(many) & 16383, tr.take(many),
+            rows2, ids2 = _expand(rows.take(many), info.take(many) & 16383, tr.take(many),
                                pat.take(many) >> 10)
             keep = ~multi
-            g, ids = np.concatenate([g[keep], g2]), np.concatenate([ids[keep], ids2])
+            rows, ids = np.concatenate([rows[keep], rows2]), np.concatenate([ids[keep], ids2])
+        return rows, ids
+
+    def _refresh_legal(self) -> None:
+        """Legal ids of the seat to move in every game -> ``legal_ids``/``legal_valid``."""
+        n = self.num_envs
+        # the (game, card) rows: the cards dealt to the mover in this deal still in hand
+        cards = self.decks.reshape(-1).take(self._deck_rows
+                                            + self._hand_pos.take(self._n_moves, axis=0))
+        hand = self._hands_flat.take(self._rows_p + self.to_move)
+        sel = np.flatnonzero(CARD_BIT.take(cards) & hand[:, None])
+        g, ids = self.card_moves(sel // cards.shape[1], cards.reshape(-1).take(sel),
+                                 self.table_rm)
         # each game's ids ascending, packed to the left of an (N, L) array
         key = g << 14 | ids
         key.sort(kind="stable")  # mostly sorted already (by game)

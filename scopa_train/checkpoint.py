@@ -115,4 +115,5 @@ def policy_checkpoint(net: PolicyNet, rules: dict[str, Any], meta: dict[str, Any
     """A small policy-only checkpoint (weights + what an agent needs)."""
     return {"format": FORMAT, "version": VERSION, "kind": "policy",
             "net": {**net.cfg.to_dict(), "action_dim": ACTION_DIM}, "rules": rules,
-            "model": {k: v.detach().clone() for k, v in net.state_dict().items()}, **meta}
+            "model": {k: v.detach().cpu().clone() for k, v in net.state_dict().items()},
+            **meta}

@@ -40,7 +40,10 @@ class TrainConfig:
     name: str = _f("default", "run name; the run directory is runs/NAME-TIMESTAMP")
     seed: int = _f(1, "seed of everything (deals, sampling, minibatches)", lo=0)
     runs_dir: str = _f("runs", "parent folder of run directories")
-    torch_threads: int = _f(1, "torch.set_num_threads", lo=1, hi=64)
+    torch_threads: int = _f(1, "torch.set_num_threads (0 = one per CPU core)", lo=0, hi=256)
+    device: str = _f("auto", "where the learner and the batched policy forward run: 'auto' "
+                     "(a CUDA GPU when torch sees one, else the CPU), 'cpu' or 'cuda'",
+                     choices=("auto", "cpu", "cuda"))
     # -- game -----------------------------------------------------------------------
     rules: str = _f("scopa", "named rule set", choices=tuple(NAMED_RULES))
     players: int = _f(2, "2, or 4 (two teams; partners share the policy and the reward)",
@@ -113,6 +116,27 @@ class TrainConfig:
 
     def make_rules(self) -> Any:
         return make_rules(self.rules, **self.rules_kwargs)
+
+    def torch_device(self) -> Any:
+        """The resolved ``device`` (a ``torch.device``); ``cuda`` without a GPU that
+        torch can use is a ``ConfigError``."""
+        import torch
+
+        if self.device == "cpu" or (self.device == "auto" and not torch.cuda.is_available()):
+            return torch.device("cpu")
+        if not torch.cuda.is_available():
+            raise ConfigError("config key 'device' is 'cuda' but torch sees no CUDA GPU "
+                              f"(torch {torch.__version__}); use device: auto or cpu")
+        return torch.device("cuda")
+
+    def threads(self) -> int:
+        """``torch_threads`` resolved (0 = the CPU cores this process may use)."""
+        import os
+
+        if self.torch_threads:
+            return self.torch_threads
+        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
+            else (os.cpu_count() or 1)
 
 
 FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}

@@ -11,10 +11,12 @@ baseline.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from .network import PolicyNet
 
+Status = Callable[[str], None]
 ELO = 400.0 / math.log(10.0)
 
 
@@ -54,38 +56,51 @@ def fit_rating(results: list[tuple[float, float, int]]) -> float:
 
 
 def run_evaluator(a: Any, b: Any, hands: int, seed: int, rules: str, players: int,
-                  options: dict[str, Any], workers: int = 1) -> dict[str, Any]:
+                  options: dict[str, Any], workers: int = 1,
+                  on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
     from agents.evaluate import evaluate
 
     return evaluate(a, b, hands=hands, seed=seed, rules=rules, players=players,
                     workers=workers, options=options or None, progress=False,
-                    matches=max(1, hands // 10))
+                    matches=max(1, hands // 10), on_progress=on_progress)
 
 
 def calibrate(opponents: list[str], hands: int, seed: int, rules: str, players: int,
-              options: dict[str, Any], workers: int = 1) -> dict[str, float]:
-    """Each baseline's Elo against ``random`` (anchored at 0)."""
+              options: dict[str, Any], workers: int = 1, status: Status | None = None
+              ) -> dict[str, float]:
+    """Each baseline's Elo against ``random`` (anchored at 0). ``status(text)`` is told
+    what is being played (for a progress display)."""
     ratings = {"random": 0.0}
     for spec in opponents:
         if spec == "random":
             continue
-        res = run_evaluator(spec, "random", hands, seed + 1, rules, players, options, workers)
+        res = run_evaluator(spec, "random", hands, seed + 1, rules, players, options, workers,
+                            _reporter(status, f"calibrating {spec} vs random"))
         share, _ = match_score_of(res)
         ratings[spec] = ELO * math.log(share / (1 - share))
     return ratings
 
 
+def _reporter(status: Status | None, what: str) -> Callable[[int, int], None] | None:
+    if status is None:
+        return None
+    status(f"{what}: starting")
+    return lambda done, total: status(f"{what}: {done}/{total} deals and matches")
+
+
 def evaluate_policy(net: PolicyNet, opponents: list[str], hands: int, seed: int, rules: str,
-                    players: int, options: dict[str, Any], anchors: dict[str, float]
-                    ) -> dict[str, Any]:
-    """Margins (with 95% intervals) against each opponent and the fitted rating."""
+                    players: int, options: dict[str, Any], anchors: dict[str, float],
+                    status: Status | None = None) -> dict[str, Any]:
+    """Margins (with 95% intervals) against each opponent and the fitted rating.
+    ``status(text)`` is told which opponent is being played and how far it is."""
     from agents.learned import PolicyAgent
 
     agent = PolicyAgent(net, spec="current-policy")
     out: dict[str, Any] = {"margins": {}}
     fits = []
     for spec in opponents:
-        res = run_evaluator(agent, spec, hands, seed, rules, players, options, 1)
+        res = run_evaluator(agent, spec, hands, seed, rules, players, options, 1,
+                            _reporter(status, f"evaluating vs {spec}"))
         mean, lo, hi = margin_of(res)
         share, n = match_score_of(res)
         out["margins"][spec] = {"mean": mean, "low": lo, "high": hi, "match_win_share": share,

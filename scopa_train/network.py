@@ -76,9 +76,46 @@ def action_inputs(obs: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
     (padding may be any valid id) -> (B, L, ACTION_DIM) float32. The features hold no
     parameters: this is ``action_inputs_np`` on one row per candidate move."""
     b, n = ids.shape
-    rows = np.repeat(obs.detach().numpy(), n, axis=0)
-    feats = action_inputs_np(rows, ids.reshape(-1).numpy())
+    rows = np.repeat(obs.detach().cpu().numpy(), n, axis=0)
+    feats = action_inputs_np(rows, ids.reshape(-1).cpu().numpy())
     return torch.from_numpy(feats).reshape(b, n, -1)
+
+
+@dataclass
+class Candidates:
+    """The legal moves of B decisions, flat: no work is spent on padding.
+
+    ``feats`` (M, ACTION_DIM) holds one row per legal move, grouped by decision in
+    legal-list order; move ``k`` is entry ``col[k]`` of decision ``row[k]``'s legal
+    list; ``width`` is the longest legal list."""
+
+    feats: torch.Tensor  # (M, ACTION_DIM) float32
+    row: torch.Tensor  # (M,) int64
+    col: torch.Tensor  # (M,) int64
+    width: int
+
+    @staticmethod
+    def from_padded(obs: np.ndarray, ids: np.ndarray, valid: np.ndarray) -> Candidates:
+        """From padded legal ids (B, L) and their mask (numpy): features of the real
+        entries only."""
+        row, col = np.nonzero(valid)
+        feats = action_inputs_np(obs, ids[row, col], row)
+        return Candidates(torch.from_numpy(feats), torch.from_numpy(row),
+                          torch.from_numpy(col), int(valid.shape[1]))
+
+    @staticmethod
+    def gather(feats: torch.Tensor, start: torch.Tensor, count: torch.Tensor) -> Candidates:
+        """The candidates of decisions whose moves are ``feats[start[b]:start[b] +
+        count[b]]`` (a minibatch of a rollout's flat store)."""
+        row = torch.repeat_interleave(torch.arange(len(count), device=count.device), count)
+        first = torch.cumsum(count, 0) - count
+        col = torch.arange(len(row), device=count.device) - first[row]
+        width = int(count.max()) if len(count) else 1
+        return Candidates(feats[start[row] + col], row, col, width)
+
+    def to(self, device: torch.device) -> Candidates:
+        return Candidates(self.feats.to(device), self.row.to(device), self.col.to(device),
+                          self.width)
 
 
 _ACTION_TABLE_NP = ACTION_FEATURES.astype(np.float32)
@@ -86,20 +123,26 @@ _RANKS_NP = np.asarray(RANK, np.float32)
 _EYE_BUCKETS = np.eye(SUM_BUCKETS, dtype=np.float32)
 
 
-def action_inputs_np(obs: np.ndarray, ids: np.ndarray) -> np.ndarray:
-    """Features of candidate moves: ``obs`` (216,) for one decision, or (M, 216) one
-    row per move, and ``ids`` (M,) catalogue ids -> (M, ACTION_DIM) float32."""
+def action_inputs_np(obs: np.ndarray, ids: np.ndarray, row: np.ndarray | None = None
+                     ) -> np.ndarray:
+    """Features of candidate moves -> (M, ACTION_DIM) float32, for ``ids`` (M,) catalogue
+    ids and ``obs`` either (216,) one decision, (M, 216) one row per move, or (B, 216)
+    with ``row`` (M,) the decision of each move."""
     obs = np.atleast_2d(obs)
+    table = obs[:, TABLE]
+    unseen_ranks = obs[:, UNSEEN].reshape(-1, 4, 10).sum(1) / 4
+    if row is not None:
+        table, unseen_ranks = table[row], unseen_ranks[row]
     f = _ACTION_TABLE_NP[ids]
     card, capt = f[:, :40], f[:, 40:]
-    table = obs[:, TABLE]
     takes_all = (ids >= ACE_ALL_BASE).astype(np.float32)[:, None]
     capt = capt + takes_all * table
     is_cap = (capt.sum(-1, keepdims=True) > 0).astype(np.float32)
     taken = capt + card * is_cap
     after = table - capt + card * (1 - is_cap)
     n_after = after.sum(-1, keepdims=True)
-    sum_after = np.minimum(after @ _RANKS_NP, SUM_BUCKETS - 1).astype(np.int64)
+    rank_sum = after @ _RANKS_NP
+    sum_after = np.minimum(rank_sum, SUM_BUCKETS - 1).astype(np.int64)
     scopa = is_cap * (n_after == 0) * (1 - takes_all)
     taken_by_rank = taken.reshape(-1, 4, 10).sum(1) / 4
     played_rank = card.reshape(-1, 4, 10).sum(1)
@@ -108,10 +151,9 @@ def action_inputs_np(obs: np.ndarray, ids: np.ndarray) -> np.ndarray:
         is_cap, scopa, takes_all, taken.sum(-1, keepdims=True) / 5,
         taken[:, :10].sum(-1, keepdims=True) / 5, taken[:, 6:7], n_after / 10], -1)
     after_ranks = after.reshape(-1, 4, 10).sum(1)
-    unseen_ranks = np.broadcast_to(obs[:, UNSEEN].reshape(-1, 4, 10).sum(1) / 4,
-                                   after_ranks.shape)
+    unseen_ranks = np.broadcast_to(unseen_ranks, after_ranks.shape)
     reply = _reply_threats(after_ranks.round().astype(np.int64),
-                           np.rint(after @ _RANKS_NP).astype(np.int64),
+                           np.rint(rank_sum).astype(np.int64),
                            np.rint(n_after[:, 0]).astype(np.int64), unseen_ranks)
     return np.concatenate([card, capt, after, scalars, _EYE_BUCKETS[sum_after], taken_by_rank,
                            played_rank, played_suit, reply], -1, dtype=np.float32)
@@ -157,18 +199,26 @@ class PolicyNet(nn.Module):
         self.score_out = nn.Sequential(nn.ReLU(), _init(nn.Linear(a, a)), nn.ReLU(),
                                        _init(nn.Linear(a, 1), std=0.01))
 
-    def forward(self, obs: torch.Tensor, ids: torch.Tensor, valid: torch.Tensor,
-                feats: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    def forward(self, obs: torch.Tensor, ids: torch.Tensor, valid: torch.Tensor
+                ) -> tuple[torch.Tensor, torch.Tensor]:
         """``obs`` (B, 216), ``ids`` (B, L) legal ids padded, ``valid`` (B, L) bool ->
-        (masked logits (B, L) with -inf-like padding, value (B,)). ``feats``: the
-        ``action_inputs(obs, ids)`` if already computed (they hold no parameters)."""
+        (masked logits (B, L) with -inf-like padding, value (B,)). The padded form of
+        ``forward_moves``, for small batches and tests."""
+        cand = Candidates.from_padded(obs.detach().cpu().numpy(), ids.cpu().numpy(),
+                                      valid.cpu().numpy())
+        return self.forward_moves(obs, cand.to(obs.device))
+
+    def forward_moves(self, obs: torch.Tensor, cand: Candidates
+                      ) -> tuple[torch.Tensor, torch.Tensor]:
+        """``obs`` (B, 216) and the decisions' legal moves -> (logits (B, width), -1e9
+        where a decision has fewer moves; value (B,)). Only real moves are scored."""
         emb = self.encoder(obs)
         value = self.value_head(emb).squeeze(-1)
-        if feats is None:
-            feats = action_inputs(obs, ids)
-        pre = self.score_state(emb).unsqueeze(1) + self.score_action(feats)
-        logits = self.score_out(pre).squeeze(-1)
-        logits = logits.masked_fill(~valid, -1e9)
+        pre = self.score_state(emb)[cand.row] + self.score_action(cand.feats)
+        scores = self.score_out(pre).squeeze(-1)
+        logits = torch.full((obs.shape[0], cand.width), -1e9, dtype=scores.dtype,
+                            device=scores.device)
+        logits[cand.row, cand.col] = scores
         return logits, value
 
     def value(self, obs: torch.Tensor) -> torch.Tensor:
@@ -184,8 +234,8 @@ class NumpyScorer:
 
     def __init__(self, net: PolicyNet) -> None:
         def wb(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
-            return (layer.weight.detach().numpy().T.copy(),
-                    layer.bias.detach().numpy().copy())
+            return (layer.weight.detach().cpu().numpy().T.copy(),
+                    layer.bias.detach().cpu().numpy().copy())
 
         self.encoder = [wb(m) for m in net.encoder if isinstance(m, nn.Linear)]
         self.state = wb(net.score_state)

@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import time
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 from torch import nn
 
-from .network import PolicyNet, action_inputs
+from .network import PolicyNet
 from .rollout import Batch
 
 
@@ -35,30 +36,29 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Batch,
                rng: np.random.Generator, *, epochs: int, num_minibatches: int,
                clip_coef: float, clip_vloss: bool, ent_coef: float, vf_coef: float,
                max_grad_norm: float, norm_adv: bool, target_kl: float) -> UpdateStats:
-    import time
-
     t0 = time.perf_counter()
     net.train()
+    device = next(net.parameters()).device
+    batch = batch.to(device)
     size = len(batch)
     mb_size = max(1, size // num_minibatches)
     clipfracs: list[float] = []
     pg_loss = v_loss = entropy_loss = approx_kl = old_approx_kl = torch.zeros(())
     samples = 0
     epochs_done = 0
-    with torch.no_grad():  # the move features hold no parameters: compute them once
-        feats = action_inputs(batch.obs, batch.ids)
     for _ in range(epochs):
         epochs_done += 1
         order = rng.permutation(size)
         for start in range(0, size, mb_size):
-            mb = torch.from_numpy(order[start:start + mb_size])
+            mb = torch.from_numpy(order[start:start + mb_size]).to(device)
             if len(mb) < 2:
                 continue
-            logits, newvalue = net(batch.obs[mb], batch.ids[mb], batch.valid[mb], feats[mb])
+            # the move features were computed once, in the rollout
+            logits, newvalue = net.forward_moves(batch.obs[mb], batch.candidates(mb))
             logp_all = torch.log_softmax(logits, -1)
             newlogp = logp_all.gather(1, batch.actions[mb][:, None]).squeeze(1)
-            probs = logp_all.exp()
-            entropy = -(probs * logp_all.masked_fill(~batch.valid[mb], 0.0)).sum(-1)
+            # padding has probability 0 and a finite log-prob (-1e9): adds 0
+            entropy = -(logp_all.exp() * logp_all).sum(-1)
             logratio = newlogp - batch.logprobs[mb]
             ratio = logratio.exp()
             with torch.no_grad():
@@ -93,5 +93,6 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Batch,
         entropy=float(entropy_loss.detach()), approx_kl=float(approx_kl),
         old_approx_kl=float(old_approx_kl),
         clip_fraction=float(np.mean(clipfracs)) if clipfracs else 0.0,
-        explained_variance=explained_variance(batch.values.numpy(), batch.returns.numpy()),
+        explained_variance=explained_variance(batch.values.cpu().numpy(),
+                                              batch.returns.cpu().numpy()),
         epochs=epochs_done, samples=samples, seconds=time.perf_counter() - t0)

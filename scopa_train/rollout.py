@@ -18,6 +18,8 @@ whole number of hands, so nothing is left open.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -26,18 +28,27 @@ import torch
 
 from scopa_env.observation import info_set
 
-from .network import PolicyNet
+from .network import Candidates, PolicyNet
 
 SELF, PAST = "self", "past"
+
+# (kind, env, games, rng) -> the baseline's catalogue ids for the seat to move in games,
+# or None where the kind has no batched form (then per-game agents play)
+BatchedBaseline = Callable[[str, Any, np.ndarray, np.random.Generator], np.ndarray | None]
 
 
 @dataclass
 class Batch:
-    """Learner decisions of one rollout, flat (T transitions), padded to width L."""
+    """Learner decisions of one rollout, flat: T decisions and their M legal moves.
+
+    Decision ``t``'s legal moves are rows ``move_start[t] : move_start[t] +
+    move_count[t]`` of ``feats`` (their move features, in legal-list order);
+    ``actions[t]`` is the index of the chosen move in that list."""
 
     obs: torch.Tensor  # (T, 216)
-    ids: torch.Tensor  # (T, L) legal catalogue ids (padding: 0)
-    valid: torch.Tensor  # (T, L) bool
+    feats: torch.Tensor  # (M, ACTION_DIM)
+    move_start: torch.Tensor  # (T,) int64
+    move_count: torch.Tensor  # (T,) int64
     actions: torch.Tensor  # (T,) index into the legal list
     logprobs: torch.Tensor  # (T,)
     values: torch.Tensor  # (T,)
@@ -47,11 +58,20 @@ class Batch:
     def __len__(self) -> int:
         return int(self.obs.shape[0])
 
+    def candidates(self, idx: torch.Tensor) -> Candidates:
+        """The legal moves of decisions ``idx`` (a minibatch)."""
+        return Candidates.gather(self.feats, self.move_start[idx], self.move_count[idx])
+
+    def to(self, device: torch.device) -> Batch:
+        return Batch(**{k: v.to(device) for k, v in self.__dict__.items()})
+
 
 @dataclass
 class RolloutStats:
     env_steps: int = 0
     seconds: float = 0.0
+    policy_seconds: float = 0.0  # move features + policy forward (learner and past)
+    opponent_seconds: float = 0.0  # baseline agents choosing moves
     episodes: int = 0
     # per opponent kind: learner side's (own points, other points) per finished hand
     hand_points: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
@@ -67,114 +87,118 @@ def env_info_set(env: Any, i: int) -> Any:
 
 
 class _Store:
-    """Growing per-step arrays of learner transitions plus stream links."""
+    """Learner decisions in arrays of a fixed capacity, added one env step at a time
+    (so each step's decisions are a contiguous range), with stream links: the index
+    of the same seat's next decision and that decision's value."""
 
-    def __init__(self) -> None:
-        self.obs: list[np.ndarray] = []
-        self.ids: list[np.ndarray] = []
-        self.valid: list[np.ndarray] = []
-        self.actions: list[np.ndarray] = []
-        self.logprobs: list[np.ndarray] = []
-        self.values: list[np.ndarray] = []
+    def __init__(self, capacity: int, obs_dim: int) -> None:
+        self.obs = np.zeros((capacity, obs_dim), np.float32)
+        self.actions = np.zeros(capacity, np.int64)
+        self.logprobs = np.zeros(capacity, np.float32)
+        self.values = np.zeros(capacity, np.float32)
+        self.move_count = np.zeros(capacity, np.int64)
+        self.rewards = np.zeros(capacity, np.float64)
+        self.dones = np.zeros(capacity, bool)
+        self.next_idx = np.full(capacity, -1, np.int64)
+        self.next_value = np.zeros(capacity, np.float64)
+        self.feats: list[torch.Tensor] = []
+        self.step_ends: list[int] = []  # decisions stored after each rollout step
         self.n = 0
-        self.rewards: list[float] = []
-        self.dones: list[bool] = []
-        self.next_idx: list[int] = []
-        self.next_value: list[float] = []
 
-    def add(self, obs: np.ndarray, ids: np.ndarray, valid: np.ndarray, actions: np.ndarray,
+    def add(self, obs: np.ndarray, cand: Candidates, actions: np.ndarray,
             logprobs: np.ndarray, values: np.ndarray) -> np.ndarray:
         k = len(actions)
-        self.obs.append(obs)
-        self.ids.append(ids)
-        self.valid.append(valid)
-        self.actions.append(actions)
-        self.logprobs.append(logprobs)
-        self.values.append(values)
-        idx = np.arange(self.n, self.n + k)
+        sl = slice(self.n, self.n + k)
+        self.obs[sl], self.actions[sl] = obs, actions
+        self.logprobs[sl], self.values[sl] = logprobs, values
+        self.move_count[sl] = np.bincount(cand.row.numpy(), minlength=k)
+        self.feats.append(cand.feats)
         self.n += k
-        self.rewards += [0.0] * k
-        self.dones += [False] * k
-        self.next_idx += [-1] * k
-        self.next_value += [0.0] * k
-        return idx
+        return np.arange(sl.start, sl.stop)
+
+    def end_step(self) -> None:
+        self.step_ends.append(self.n)
 
     def finish(self, gamma: float, lam: float) -> Batch:
-        values = np.concatenate(self.values).astype(np.float64)
-        rewards = np.asarray(self.rewards, np.float64)
-        dones = np.asarray(self.dones, bool)
-        nxt = np.asarray(self.next_idx, np.int64)
-        next_value = np.asarray(self.next_value, np.float64)
-        adv = np.zeros(self.n, np.float64)
-        for i in range(self.n - 1, -1, -1):  # successors always come later
-            nonterminal = 0.0 if dones[i] else 1.0
-            delta = rewards[i] + gamma * nonterminal * next_value[i] - values[i]
-            later = adv[nxt[i]] if nxt[i] >= 0 else 0.0
-            adv[i] = delta + gamma * lam * nonterminal * later
-        width = max(a.shape[1] for a in self.ids)
-        ids = np.zeros((self.n, width), np.int64)
-        valid = np.zeros((self.n, width), bool)
-        row = 0
-        for a, v in zip(self.ids, self.valid, strict=True):
-            ids[row:row + len(a), :a.shape[1]] = a
-            valid[row:row + len(a), :a.shape[1]] = v
-            row += len(a)
+        """GAE over the streams, vectorised per rollout step: successors are always
+        stored at a later step, so steps are processed last to first."""
+        n = self.n
+        values = self.values[:n].astype(np.float64)
+        nonterminal = 1.0 - self.dones[:n]
+        delta = self.rewards[:n] + gamma * nonterminal * self.next_value[:n] - values
+        nxt = self.next_idx[:n]
+        adv = np.zeros(n + 1, np.float64)  # adv[n] = 0: "no successor" (index -1)
+        ends = [0, *self.step_ends]
+        for a, b in zip(reversed(ends[:-1]), reversed(ends[1:]), strict=True):
+            if b > a:
+                adv[a:b] = delta[a:b] + gamma * lam * nonterminal[a:b] * adv[nxt[a:b]]
+        adv = adv[:n]
+        count = self.move_count[:n]
         return Batch(
-            obs=torch.from_numpy(np.concatenate(self.obs)),
-            ids=torch.from_numpy(ids), valid=torch.from_numpy(valid),
-            actions=torch.from_numpy(np.concatenate(self.actions).astype(np.int64)),
-            logprobs=torch.from_numpy(np.concatenate(self.logprobs).astype(np.float32)),
-            values=torch.from_numpy(values.astype(np.float32)),
+            obs=torch.from_numpy(self.obs[:n]),
+            feats=torch.cat(self.feats) if self.feats else torch.zeros((0, 0)),
+            move_start=torch.from_numpy(np.cumsum(count) - count),
+            move_count=torch.from_numpy(count.copy()),
+            actions=torch.from_numpy(self.actions[:n].copy()),
+            logprobs=torch.from_numpy(self.logprobs[:n].copy()),
+            values=torch.from_numpy(self.values[:n].copy()),
             advantages=torch.from_numpy(adv.astype(np.float32)),
             returns=torch.from_numpy((adv + values).astype(np.float32)))
 
 
-def _policy_step(net: PolicyNet, obs: np.ndarray, ids: np.ndarray, valid: np.ndarray,
-                 sample: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Batched forward: (chosen index into the legal list, its log-prob, value)."""
+def policy_step(net: PolicyNet, obs: np.ndarray, ids: np.ndarray, valid: np.ndarray,
+                sample: bool = True) -> tuple[np.ndarray, np.ndarray, np.ndarray, Candidates]:
+    """Batched forward on the network's device: (chosen index into each legal list, its
+    log-prob, value, the decisions' candidates with their move features on the CPU)."""
+    device = next(net.parameters()).device
+    cand = Candidates.from_padded(obs, ids, valid)
     with torch.no_grad():
-        o = torch.from_numpy(obs)
-        logits, value = net(o, torch.from_numpy(ids), torch.from_numpy(valid))
+        logits, value = net.forward_moves(torch.from_numpy(obs).to(device), cand.to(device))
         logp_all = torch.log_softmax(logits, -1)
         if sample:
             choice = torch.multinomial(logp_all.exp(), 1).squeeze(-1)
         else:
             choice = logits.argmax(-1)
         logp = logp_all.gather(1, choice[:, None]).squeeze(1)
-    return choice.numpy(), logp.numpy(), value.numpy()
+    return choice.cpu().numpy(), logp.cpu().numpy(), value.cpu().numpy(), cand
 
 
 class RolloutCollector:
-    """Plays rollouts in a ``VectorScopaEnv`` for the current policy."""
+    """Plays rollouts in a ``VectorScopaEnv`` for the current policy.
 
-    def __init__(self, env: Any, reward_scale: float, make_baseline: Any) -> None:
+    ``make_baseline(spec, seed)`` builds a per-game agent (``act(info)``);
+    ``batched`` (optional) plays a baseline kind for many games at once and returns
+    None for kinds it does not know, which then fall back to per-game agents."""
+
+    def __init__(self, env: Any, reward_scale: float, make_baseline: Any,
+                 batched: BatchedBaseline | None = None) -> None:
         self.env = env
         self.players: int = env.players
         self.reward_scale = reward_scale
         self.make_baseline = make_baseline  # (spec, seed) -> agent with .act(info)
+        self.batched = batched
 
     def collect(self, net: PolicyNet, past_net: PolicyNet | None, kinds: list[str],
                 learner_team: np.ndarray, steps: int, reset_seed: int, agent_seed: int,
                 gamma: float, lam: float) -> tuple[Batch, RolloutStats]:
         """One rollout. ``kinds[i]``: opponent kind of game ``i``; ``learner_team[i]``:
         the learner's team there (ignored for self-play games, where both are)."""
-        import time
-
         t0 = time.perf_counter()
         env, n, p = self.env, self.env.num_envs, self.players
         env.reset(seed=reset_seed)
-        seats = np.arange(p)
-        learner = np.zeros((n, p), bool)
-        for i, k in enumerate(kinds):
-            learner[i] = True if k == SELF else (seats % 2 == learner_team[i])
         kinds_arr = np.asarray(kinds)
-        baselines: dict[int, Any] = {
-            i: self.make_baseline(k, agent_seed * 100_003 + i)
-            for i, k in enumerate(kinds) if k not in (SELF, PAST)}
+        seats = np.arange(p)
+        learner = np.where((kinds_arr == SELF)[:, None], True,
+                           (seats[None, :] % 2) == np.asarray(learner_team)[:, None])
+        baseline_kinds = sorted(set(kinds) - {SELF, PAST})
+        baseline_games = {k: np.flatnonzero(kinds_arr == k) for k in baseline_kinds}
+        agent_rng = np.random.default_rng(agent_seed)
+        per_game: dict[int, Any] = {}  # baselines without a batched form
         # the learner seat whose reward is reported for each game (lowest learner seat)
         report_seat = np.argmax(learner, axis=1)
-        store = _Store()
-        last = np.full((n, p), -1, np.int64)  # open transition of each (game, seat)
+        report_team = report_seat % 2
+        store = _Store(n * steps, env.observe().shape[1])
+        last = np.full((n, p), -1, np.int64)  # open decision of each (game, seat)
         stats = RolloutStats()
         ep_return = np.zeros(n)
         rows = np.arange(n)
@@ -191,60 +215,80 @@ class RolloutCollector:
             seat = np.asarray(env.to_move, np.int64)
             is_learner = learner[rows, seat]
             actions = np.zeros(n, np.int64)
+            tp = time.perf_counter()
             li = np.flatnonzero(is_learner)
             if len(li):
-                choice, logp, value = _policy_step(net, obs[li], ids[li], valid[li])
+                choice, logp, value, cand = policy_step(net, obs[li], ids[li], valid[li])
                 actions[li] = ids[li, choice]
                 prev = last[li, seat[li]]
+                linked = prev >= 0
+                store.next_value[prev[linked]] = value[linked]
                 if draining:
-                    for j in range(len(li)):
-                        if prev[j] >= 0:
-                            store.next_value[prev[j]] = float(value[j])
                     last[li, seat[li]] = -1
                 else:
-                    new = store.add(obs[li], ids[li], valid[li], choice, logp, value)
-                    for j in np.flatnonzero(prev >= 0):
-                        store.next_idx[prev[j]] = int(new[j])
-                        store.next_value[prev[j]] = float(value[j])
+                    new = store.add(obs[li], cand, choice, logp, value)
+                    store.next_idx[prev[linked]] = new[linked]
                     last[li, seat[li]] = new
+            if not draining:
+                store.end_step()
             pi = np.flatnonzero(~is_learner & (kinds_arr == PAST))
             if len(pi):
                 assert past_net is not None
-                choice, _, _ = _policy_step(past_net, obs[pi], ids[pi], valid[pi])
+                choice, _, _, _ = policy_step(past_net, obs[pi], ids[pi], valid[pi])
                 actions[pi] = ids[pi, choice]
-            for i in np.flatnonzero(~is_learner & (kinds_arr != PAST)):
-                actions[i] = baselines[int(i)].act(env_info_set(env, int(i)))
+            to = time.perf_counter()
+            stats.policy_seconds += to - tp
+            for kind, games in baseline_games.items():
+                g = games[~is_learner[games]]
+                if len(g):
+                    actions[g] = self._baseline_moves(kind, g, agent_seed, agent_rng, per_game)
+            stats.opponent_seconds += time.perf_counter() - to
             out = env.step(actions)
             t += 1
             stats.env_steps += n
             rewards = np.asarray(out.rewards, np.float64)
             open_ = last >= 0
-            if open_.any():
-                _credit(store.rewards, last[open_], rewards[open_] * self.reward_scale)
+            store.rewards[last[open_]] += rewards[open_] * self.reward_scale
             ep_return += rewards[rows, report_seat]
-            for i in np.flatnonzero(np.asarray(out.terminated)):
-                for s in range(p):
-                    j = last[i, s]
-                    if j >= 0:
-                        store.dones[j] = True
-                        store.next_value[j] = 0.0
-                last[i] = -1
-                stats.episodes += 1
-                stats.episode_returns.setdefault(kinds[i], []).append(float(ep_return[i]))
-                ep_return[i] = 0.0
-            for i in np.flatnonzero(np.asarray(out.hand_over)):
-                team = int(report_seat[i]) % 2
-                pts = out.hand_points[i]
-                stats.hand_points.setdefault(kinds[i], []).append(
-                    (int(pts[team]), int(pts[1 - team])))
+            ended = np.flatnonzero(np.asarray(out.terminated))
+            if len(ended):
+                closing = last[ended]
+                closing = closing[closing >= 0]
+                store.dones[closing] = True
+                store.next_value[closing] = 0.0
+                last[ended] = -1
+                stats.episodes += len(ended)
+                for kind in np.unique(kinds_arr[ended]).tolist():
+                    sel = ended[kinds_arr[ended] == kind]
+                    stats.episode_returns.setdefault(kind, []).extend(ep_return[sel].tolist())
+                ep_return[ended] = 0.0
+            over = np.flatnonzero(np.asarray(out.hand_over))
+            if len(over):
+                pts = np.asarray(out.hand_points)[over]
+                team = report_team[over]
+                own, other = pts[np.arange(len(over)), team], pts[np.arange(len(over)), 1 - team]
+                for kind in np.unique(kinds_arr[over]).tolist():
+                    sel = kinds_arr[over] == kind
+                    stats.hand_points.setdefault(kind, []).extend(
+                        zip(own[sel].tolist(), other[sel].tolist(), strict=True))
         batch = store.finish(gamma, lam)
         stats.seconds = time.perf_counter() - t0
         return batch, stats
 
-
-def _credit(rewards: list[float], idx: np.ndarray, values: np.ndarray) -> None:
-    for j, v in zip(idx.tolist(), values.tolist(), strict=True):
-        rewards[j] += v
+    def _baseline_moves(self, kind: str, games: np.ndarray, agent_seed: int,
+                        rng: np.random.Generator, per_game: dict[int, Any]) -> np.ndarray:
+        """The moves of baseline ``kind`` in ``games`` (its seat to move in each)."""
+        if self.batched is not None:
+            moves = self.batched(kind, self.env, games, rng)
+            if moves is not None:
+                return moves
+        out = np.zeros(len(games), np.int64)
+        for j, i in enumerate(games.tolist()):
+            agent = per_game.get(i)
+            if agent is None:
+                agent = per_game[i] = self.make_baseline(kind, agent_seed * 100_003 + i)
+            out[j] = agent.act(env_info_set(self.env, i))
+        return out
 
 
 def sample_opponents(rng: np.random.Generator, weights: dict[str, float], n: int,

@@ -15,7 +15,6 @@ and ``train`` returns normally.
 
 from __future__ import annotations
 
-import copy
 import json
 import math
 import random
@@ -42,8 +41,8 @@ from .checkpoint import (
 from .config import TrainConfig, config_from_dict
 from .evaluation import calibrate, evaluate_policy
 from .network import ACTION_DIM, NetConfig, PolicyNet, count_parameters
-from .ppo import ppo_update
-from .rollout import PAST, RolloutCollector, sample_opponents
+from .ppo import UpdateStats, ppo_update
+from .rollout import PAST, RolloutCollector, RolloutStats, sample_opponents
 
 
 @dataclass
@@ -114,16 +113,42 @@ def make_run_dir(cfg: TrainConfig) -> Path:
     return path
 
 
-def _rng_state(np_rng: np.random.Generator) -> dict[str, Any]:
+def _rng_state(np_rng: np.random.Generator, device: torch.device) -> dict[str, Any]:
     st = np_rng.bit_generator.state
-    return {"python": list(random.getstate()[1]), "python_version": random.getstate()[0],
-            "numpy": json.dumps(st), "torch": torch.get_rng_state()}
+    out = {"python": list(random.getstate()[1]), "python_version": random.getstate()[0],
+           "numpy": json.dumps(st), "torch": torch.get_rng_state()}
+    if device.type == "cuda":  # the policy samples its moves there
+        out["torch_cuda"] = torch.cuda.get_rng_state(device)
+    return out
 
 
-def _set_rng_state(state: dict[str, Any], np_rng: np.random.Generator) -> None:
+def _set_rng_state(state: dict[str, Any], np_rng: np.random.Generator,
+                   device: torch.device) -> None:
     random.setstate((state["python_version"], tuple(state["python"]), None))
     np_rng.bit_generator.state = json.loads(state["numpy"])
     torch.set_rng_state(state["torch"])
+    if device.type == "cuda" and "torch_cuda" in state:
+        torch.cuda.set_rng_state(state["torch_cuda"], device)
+
+
+def batched_baseline(kind: str, env: Any, games: np.ndarray, rng: np.random.Generator
+                     ) -> np.ndarray | None:
+    """Baseline moves as array code over the vector env (``agents.batched``), or None
+    for a kind without a batched form (then per-game agents play)."""
+    from agents.batched import BATCHED, batched_actions
+
+    return batched_actions(kind, env, games, rng) if kind in BATCHED else None
+
+
+def _to_cpu(obj: Any) -> Any:
+    """A deep copy of (nested dicts/lists of) tensors, with every tensor on the CPU."""
+    if isinstance(obj, torch.Tensor):
+        return obj.detach().cpu().clone()
+    if isinstance(obj, dict):
+        return {k: _to_cpu(v) for k, v in obj.items()}
+    if isinstance(obj, (list, tuple)):
+        return type(obj)(_to_cpu(v) for v in obj)
+    return obj
 
 
 class Trainer:
@@ -133,13 +158,14 @@ class Trainer:
         from scopa_env.vector import VectorScopaEnv
 
         self.cfg, self.run_dir, self.progress, self.log = cfg, run_dir, progress, log
-        torch.set_num_threads(cfg.torch_threads)
+        self.device = cfg.torch_device()
+        torch.set_num_threads(cfg.threads())
         random.seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         self.np_rng = np.random.default_rng(cfg.seed)
         self.rules = cfg.make_rules()
         self.net = PolicyNet(NetConfig(cfg.hidden_size, cfg.hidden_layers, cfg.action_hidden))
-        self.net.eval()
+        self.net.to(self.device).eval()
         self.optimizer = torch.optim.Adam(self.net.parameters(), lr=cfg.learning_rate,
                                           eps=1e-5)
         self.past_pool: list[dict[str, torch.Tensor]] = []
@@ -149,7 +175,8 @@ class Trainer:
         self.env = VectorScopaEnv(cfg.num_envs, rules=cfg.rules, reward=cfg.reward,
                                   episode=cfg.episode, seed=cfg.seed, records=False,
                                   **cfg.rules_kwargs)
-        self.collector = RolloutCollector(self.env, cfg.reward_scale, agents.make_agent)
+        self.collector = RolloutCollector(self.env, cfg.reward_scale, agents.make_agent,
+                                          batched_baseline)
         self.steps_per_rollout = rollout_length(cfg)
         per_update = cfg.num_envs * self.steps_per_rollout
         self.num_updates = max(1, math.ceil(cfg.total_env_steps / per_update))
@@ -161,7 +188,8 @@ class Trainer:
 
     # -- state ------------------------------------------------------------------------
     def _snapshot(self) -> dict[str, torch.Tensor]:
-        return {k: v.detach().clone() for k, v in self.net.state_dict().items()}
+        """The network's weights, copied to the CPU (checkpoints load on any device)."""
+        return {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()}
 
     def _restore(self, ck: dict[str, Any]) -> None:
         try:
@@ -173,15 +201,15 @@ class Trainer:
         self.past_pool = [dict(sd) for sd in ck["past_pool"]]
         self.counters = Counters.from_dict(ck["counters"])
         self.anchors = ck.get("anchors")
-        _set_rng_state(ck["rng"], self.np_rng)
+        _set_rng_state(ck["rng"], self.np_rng, self.device)
 
     def checkpoint_dict(self) -> dict[str, Any]:
         return {"format": FORMAT, "version": VERSION, "kind": "training",
                 "net": {**self.net.cfg.to_dict(), "action_dim": ACTION_DIM},
                 "rules": self.rules.to_dict(),
                 "config": self.cfg.to_dict(), "model": self._snapshot(),
-                "optimizer": copy.deepcopy(self.optimizer.state_dict()),
-                "past_pool": self.past_pool, "rng": _rng_state(self.np_rng),
+                "optimizer": _to_cpu(self.optimizer.state_dict()),
+                "past_pool": self.past_pool, "rng": _rng_state(self.np_rng, self.device),
                 "counters": self.counters.to_dict(), "anchors": self.anchors,
                 "saved_at": datetime.now().isoformat(timespec="seconds")}
 
@@ -203,15 +231,17 @@ class Trainer:
         return save_atomic(policy_checkpoint(self.net, self.rules.to_dict(), meta), path)
 
     # -- evaluation -------------------------------------------------------------------
-    def evaluate(self) -> dict[str, Any]:
+    def evaluate(self, status: Callable[[str], None] | None = None) -> dict[str, Any]:
+        """Margins against ``eval_opponents`` (appended to evaluations.jsonl);
+        ``status(text)`` hears which opponent is being played and how far it is."""
         cfg = self.cfg
         if self.anchors is None:
             self.anchors = calibrate(cfg.eval_opponents, cfg.eval_hands, cfg.eval_seed,
                                      cfg.rules, cfg.players, cfg.rules_options,
-                                     cfg.eval_workers)
+                                     cfg.eval_workers, status)
         t0 = time.perf_counter()
         res = evaluate_policy(self.net, cfg.eval_opponents, cfg.eval_hands, cfg.eval_seed,
-                              cfg.rules, cfg.players, cfg.rules_options, self.anchors)
+                              cfg.rules, cfg.players, cfg.rules_options, self.anchors, status)
         res.update(env_steps=self.counters.env_steps, update=self.counters.update,
                    wall_seconds=self.counters.wall_seconds,
                    eval_seconds=time.perf_counter() - t0)
@@ -232,9 +262,13 @@ class Trainer:
                  f"{self.num_updates} updates of {cfg.num_envs} games x "
                  f"{self.steps_per_rollout} moves)")
         total = self.num_updates * cfg.num_envs * self.steps_per_rollout
-        bar = tqdm(total=total, initial=min(c.env_steps, total), unit="step",
-                   disable=not self.progress, dynamic_ncols=True, smoothing=0.05)
+        # the rate shown is env steps per wall-clock second over this session
+        # (smoothing=0): rollouts, updates and evaluations together
+        bar = tqdm(total=total, initial=min(c.env_steps, total), unit=" env steps",
+                   unit_scale=True, disable=not self.progress, dynamic_ncols=True,
+                   smoothing=0.0, desc="training")
         session_start = time.perf_counter()
+        session_steps0 = c.env_steps
         wall_at_start = c.wall_seconds
         last_eval: dict[str, Any] | None = None
         reason = "finished"
@@ -256,7 +290,7 @@ class Trainer:
                     past_net = PolicyNet(self.net.cfg)
                     pick = int(self.np_rng.integers(len(self.past_pool)))
                     past_net.load_state_dict(self.past_pool[pick])
-                    past_net.eval()
+                    past_net.to(self.device).eval()
                 # 3. rollout + GAE
                 seed_u = (cfg.seed * 1_000_003 + c.update) % (2**63)
                 batch, rs = self.collector.collect(
@@ -279,50 +313,25 @@ class Trainer:
                     del self.past_pool[:-cfg.past_pool_size]
                 # 5. logging
                 step = c.env_steps
-                scalars = {
-                    "losses/policy": us.policy_loss, "losses/value": us.value_loss,
-                    "losses/entropy": us.entropy, "losses/approx_kl": us.approx_kl,
-                    "losses/old_approx_kl": us.old_approx_kl,
-                    "losses/clip_fraction": us.clip_fraction,
-                    "losses/explained_variance": us.explained_variance,
-                    "charts/learning_rate": lr, "charts/entropy_coef": ent_coef,
-                    "charts/env_steps_per_second": rs.env_steps / max(rs.seconds, 1e-9),
-                    "charts/learner_samples_per_second": us.samples / max(us.seconds, 1e-9),
-                    "charts/decisions_per_rollout": len(batch),
-                    "charts/updates": c.update, "charts/wall_minutes": c.wall_seconds / 60,
-                    "charts/past_pool_size": len(self.past_pool),
-                }
-                for kind, hands in rs.hand_points.items():
-                    own = np.array([h[0] for h in hands], np.float64)
-                    other = np.array([h[1] for h in hands], np.float64)
-                    scalars[f"rollout/points_per_hand_learner_vs_{kind}"] = float(own.mean())
-                    if kind != "self":
-                        scalars[f"rollout/margin_per_hand_vs_{kind}"] = float(
-                            (own - other).mean())
-                    else:
-                        scalars["rollout/points_per_hand_selfplay"] = float(
-                            (own + other).mean() / 2)
-                for kind, rets in rs.episode_returns.items():
-                    if kind != "self":
-                        scalars[f"rollout/episode_return_vs_{kind}"] = float(np.mean(rets))
+                session_seconds = time.perf_counter() - session_start
+                scalars = update_scalars(rs, us, len(batch), lr=lr, ent_coef=ent_coef,
+                                         counters=c, past_pool=len(self.past_pool),
+                                         overall=(step - session_steps0)
+                                         / max(session_seconds, 1e-9))
                 for tag, value in scalars.items():
                     if value == value:  # skip NaN
                         writer.add_scalar(tag, value, step)
+                bar.update(min(step, total) - bar.n)
+                bar.set_postfix(_postfix(c.update, self.num_updates, last_eval), refresh=False)
                 # 6. evaluation, checkpoints
                 if cfg.eval_every_steps and step >= c.next_eval:
                     c.next_eval = (step // cfg.eval_every_steps + 1) * cfg.eval_every_steps
-                    last_eval = self._log_eval(step)
+                    last_eval = self._log_eval(step, bar)
+                    bar.set_postfix(_postfix(c.update, self.num_updates, last_eval))
                 if cfg.checkpoint_every_steps and step >= c.next_checkpoint:
                     c.next_checkpoint = ((step // cfg.checkpoint_every_steps + 1)
                                          * cfg.checkpoint_every_steps)
                     self.save(f"step_{step:011d}")
-                bar.update(min(step, total) - bar.n)
-                post = {"sps": f"{scalars['charts/env_steps_per_second']:.0f}",
-                        "upd": c.update}
-                if last_eval:
-                    for spec, m in last_eval["margins"].items():
-                        post[spec] = f"{m['mean']:+.2f}"
-                bar.set_postfix(post, refresh=False)
                 # 7. stop?
                 if stop.signal is not None:
                     reason = f"stopped by {signal.Signals(stop.signal).name}"
@@ -337,7 +346,7 @@ class Trainer:
             final = c.update >= self.num_updates
             if final and cfg.eval_every_steps and (last_eval is None
                                                     or last_eval["env_steps"] != c.env_steps):
-                last_eval = self._log_eval(c.env_steps)
+                last_eval = self._log_eval(c.env_steps, bar)
             path = self.save("final" if final else "latest")
             policy = self.save_policy(self.run_dir / "policy.pt")
         writer.flush()
@@ -347,8 +356,15 @@ class Trainer:
         return {"reason": reason, "finished": final, "checkpoint": str(path),
                 "policy": str(policy), "counters": c.to_dict(), "last_eval": last_eval}
 
-    def _log_eval(self, step: int) -> dict[str, Any]:
-        res = self.evaluate()
+    def _log_eval(self, step: int, bar: Any = None) -> dict[str, Any]:
+        live = bar is not None and not bar.disable
+
+        def status(text: str) -> None:
+            if live:
+                bar.set_description_str(text, refresh=True)
+
+        res = self.evaluate(status)
+        status("training")
         w = self.writer
         for spec, m in res["margins"].items():
             name = spec.replace(":", "_").replace("=", "").replace(",", "_")
@@ -363,15 +379,62 @@ class Trainer:
             self.counters.best_margin = best["mean"]
             self.save("best")
             self.save_policy(self.run_dir / "best_policy.pt")
-        self.log(f"eval at {step:,} env steps: " + ", ".join(
+        line = f"eval at {step:,} env steps: " + ", ".join(
             f"{s} {m['mean']:+.3f} [{m['low']:+.3f}, {m['high']:+.3f}]"
-            for s, m in res["margins"].items()) + f"; rating {res['rating']:.0f}")
+            for s, m in res["margins"].items()) + f"; rating {res['rating']:.0f}"
+        if live and self.log is print:
+            bar.write(line)  # above the bar, which stays in place
+        else:
+            self.log(line)
         return res
+
+
+def _postfix(update: int, updates: int, last_eval: dict[str, Any] | None) -> dict[str, str]:
+    """The progress bar's tail: updates done, the last evaluation's margins."""
+    post = {"update": f"{update}/{updates}"}
+    for spec, m in (last_eval or {}).get("margins", {}).items():
+        post[spec] = f"{m['mean']:+.2f}"
+    return post
+
+
+def update_scalars(rs: RolloutStats, us: UpdateStats, decisions: int, *, lr: float,
+                   ent_coef: float, counters: Counters, past_pool: int, overall: float
+                   ) -> dict[str, float]:
+    """The TensorBoard scalars of one update, by tag (docs/training.md lists them)."""
+    scalars = {
+        "losses/policy": us.policy_loss, "losses/value": us.value_loss,
+        "losses/entropy": us.entropy, "losses/approx_kl": us.approx_kl,
+        "losses/old_approx_kl": us.old_approx_kl, "losses/clip_fraction": us.clip_fraction,
+        "losses/explained_variance": us.explained_variance,
+        "charts/learning_rate": lr, "charts/entropy_coef": ent_coef,
+        "charts/env_steps_per_second": rs.env_steps / max(rs.seconds, 1e-9),
+        "charts/learner_samples_per_second": us.samples / max(us.seconds, 1e-9),
+        "charts/overall_env_steps_per_second": overall,
+        "charts/rollout_seconds": rs.seconds, "charts/update_seconds": us.seconds,
+        "charts/policy_forward_seconds": rs.policy_seconds,
+        "charts/opponent_seconds": rs.opponent_seconds,
+        "charts/decisions_per_rollout": decisions,
+        "charts/updates": counters.update, "charts/wall_minutes": counters.wall_seconds / 60,
+        "charts/past_pool_size": past_pool,
+    }
+    for kind, hands in rs.hand_points.items():
+        own = np.array([h[0] for h in hands], np.float64)
+        other = np.array([h[1] for h in hands], np.float64)
+        scalars[f"rollout/points_per_hand_learner_vs_{kind}"] = float(own.mean())
+        if kind != "self":
+            scalars[f"rollout/margin_per_hand_vs_{kind}"] = float((own - other).mean())
+        else:
+            scalars["rollout/points_per_hand_selfplay"] = float((own + other).mean() / 2)
+    for kind, rets in rs.episode_returns.items():
+        if kind != "self":
+            scalars[f"rollout/episode_return_vs_{kind}"] = float(np.mean(rets))
+    return scalars
 
 
 def start(cfg: TrainConfig, progress: bool = True, stop_after_updates: int | None = None,
           log: Callable[[str], None] = print) -> dict[str, Any]:
     """A new run: ``runs/NAME-TIMESTAMP/`` with the resolved config, then train."""
+    cfg.torch_device()  # a device that is not there fails before the run directory exists
     run_dir = make_run_dir(cfg)
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     trainer = Trainer(cfg, run_dir, progress=progress, log=log)

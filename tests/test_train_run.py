@@ -78,7 +78,8 @@ def test_rollout_returns_are_each_seats_hand_margin() -> None:
                    for a, b in stats.hand_points[kind]}
         margins |= {-m for m in margins}
         assert set(np.round(batch.returns.numpy(), 4)) <= margins
-        assert batch.valid[torch.arange(len(batch)), batch.actions].all()
+        assert ((batch.actions >= 0) & (batch.actions < batch.move_count)).all()
+        assert int(batch.move_count.sum()) == len(batch.feats)
 
 
 def _tiny(tmp_path: Path, name: str) -> object:

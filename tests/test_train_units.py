@@ -233,3 +233,100 @@ def test_policy_agent_plays_legal_moves(tmp_path: Path) -> None:
             assert sampler.act(info) in info.legal_actions
             apply(s, a)
         assert agent.act_batch(infos) == [agent.act(i) for i in infos]
+
+
+# -- flat move batches and GAE ------------------------------------------------------------
+def test_flat_moves_score_like_the_padded_forward() -> None:
+    """``forward_moves`` on a rollout's flat store (any subset of decisions, gathered by
+    ``Candidates.gather``) gives the padded forward's logits and values."""
+    from scopa_train.network import Candidates
+
+    torch.manual_seed(0)
+    net = PolicyNet(TINY)
+    obs, ids, valid, legal = _ids_batch()
+    padded_logits, padded_value = net(obs, ids, valid)
+    flat = Candidates.from_padded(obs.numpy(), ids.numpy(), valid.numpy())
+    count = valid.sum(1)
+    start = torch.cumsum(count, 0) - count
+    pick = torch.tensor([4, 0, 2])
+    cand = Candidates.gather(flat.feats, start[pick], count[pick])
+    logits, value = net.forward_moves(obs[pick], cand)
+    assert torch.allclose(value, padded_value[pick])
+    for r, b in enumerate(pick.tolist()):
+        n = len(legal[b])
+        assert torch.allclose(logits[r, :n], padded_logits[b, :n], atol=1e-6)
+        assert (logits[r, n:] <= -1e8).all()
+
+
+def _gae_reference(rewards, dones, nxt, next_value, values, gamma, lam):
+    adv = np.zeros(len(values))
+    for i in range(len(values) - 1, -1, -1):  # a transition by transition loop
+        nonterminal = 0.0 if dones[i] else 1.0
+        delta = rewards[i] + gamma * nonterminal * next_value[i] - values[i]
+        later = adv[nxt[i]] if nxt[i] >= 0 else 0.0
+        adv[i] = delta + gamma * lam * nonterminal * later
+    return adv
+
+
+def test_vectorised_gae_equals_the_transition_loop() -> None:
+    from scopa_train.network import Candidates
+    from scopa_train.rollout import _Store
+
+    rng = np.random.default_rng(3)
+    per_step, steps = 6, 9
+    store = _Store(per_step * steps, 4)
+    for _ in range(steps):
+        k = int(rng.integers(1, per_step + 1))
+        cand = Candidates(torch.zeros((k, 2)), torch.arange(k), torch.zeros(k, dtype=torch.long),
+                          1)
+        store.add(rng.random((k, 4)).astype(np.float32), cand, np.zeros(k, np.int64),
+                  np.zeros(k, np.float32), rng.normal(size=k).astype(np.float32))
+        store.end_step()
+    n = store.n
+    ends = np.array(store.step_ends)
+    step_of = np.searchsorted(ends, np.arange(n), side="right")
+    for i in range(n):  # a successor at a later step, or none
+        later = np.flatnonzero(step_of > step_of[i])
+        if len(later) and rng.random() < 0.7:
+            store.next_idx[i] = int(rng.choice(later))
+    store.rewards[:n] = rng.normal(size=n)
+    store.dones[:n] = rng.random(n) < 0.2
+    store.next_value[:n] = rng.normal(size=n)
+    for gamma, lam in ((1.0, 0.95), (0.9, 1.0), (0.99, 0.0)):
+        batch = store.finish(gamma, lam)
+        ref = _gae_reference(store.rewards[:n], store.dones[:n], store.next_idx[:n],
+                             store.next_value[:n], store.values[:n].astype(np.float64),
+                             gamma, lam)
+        assert np.allclose(batch.advantages.numpy(), ref, atol=1e-5)
+        assert np.allclose(batch.returns.numpy(), ref + store.values[:n], atol=1e-5)
+
+
+# -- device ---------------------------------------------------------------------------------
+def test_device_auto_is_the_cpu_without_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert load_config(CONFIGS / "smoke.yaml").torch_device() == torch.device("cpu")
+    cfg = load_config(CONFIGS / "smoke.yaml", ["device=cpu"])
+    assert cfg.torch_device() == torch.device("cpu")
+
+
+def test_device_cuda_without_a_gpu_is_a_config_error(monkeypatch: pytest.MonkeyPatch,
+                                                      tmp_path: Path, capsys) -> None:
+    from scopa_train.cli import main
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    cfg = load_config(CONFIGS / "smoke.yaml", ["device=cuda"])
+    with pytest.raises(ConfigError, match="'device' is 'cuda' but torch sees no CUDA GPU"):
+        cfg.torch_device()
+    code = main(["--config", str(CONFIGS / "smoke.yaml"), "--set", "device=cuda",
+                 "--set", f"runs_dir={tmp_path}", "--no-progress"])
+    err = capsys.readouterr().err
+    assert code == 2 and "device" in err and "Traceback" not in err
+    assert not list(tmp_path.iterdir())  # no empty run directory left behind
+    with pytest.raises(ConfigError, match="'device' must be one of"):
+        load_config(CONFIGS / "smoke.yaml", ["device=tpu"])
+
+
+def test_torch_threads_zero_means_every_core() -> None:
+    cfg = load_config(CONFIGS / "smoke.yaml", ["torch_threads=0"])
+    assert cfg.threads() == len(os.sched_getaffinity(0))
+    assert load_config(CONFIGS / "smoke.yaml", ["torch_threads=3"]).threads() == 3
