@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CONFIG ?= configs/default.yaml
 
-.PHONY: install train test lint bench clean
+.PHONY: install train test lint bench bench-train clean
 
 $(BIN)/activate:
 	$(PY) -m venv $(VENV)
@@ -32,6 +32,10 @@ lint: install
 bench: install
 	$(BIN)/pip install -q -e ".[bench]"
 	taskset -c 0 $(BIN)/python benchmarks/env_throughput.py
+
+# training throughput of the default config, piece by piece and end to end
+bench-train: install
+	$(BIN)/python benchmarks/train_throughput.py --config $(CONFIG)
 
 clean:
 	rm -rf $(VENV) build *.egg-info

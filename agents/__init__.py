@@ -87,11 +87,11 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     """An agent from its spec string (``"random"``, ``"pimc:worlds=12,depth=5"``, ...)."""
     name, params = parse_spec(spec)
     if name in LEARNED:
-        try:
-            from . import learned
+        try:  # the inference layer above this one, loaded only for learned agents
+            from scopa_policy import agent as learned
         except ImportError as e:
-            raise ValueError(f"agent spec {spec!r} needs agents.learned (trained policies), "
-                             f"which could not be imported: {e}") from e
+            raise ValueError(f"agent spec {spec!r} needs scopa_policy (trained policies, "
+                             f"with torch), which could not be imported: {e}") from e
         return learned.load_policy_agent(params.get("path"), seed=seed)
     return AGENTS[name](seed=seed, **params)
 

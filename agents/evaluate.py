@@ -31,11 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from scopa_env.cli import add_rules_args
 from scopa_env.game import GameState, IllegalMoveError, apply, new_match
 from scopa_env.observation import info_set
 from scopa_env.play import derive_seed
-from scopa_env.rules import Rules, make_rules, parse_option
+from scopa_env.rules import Rules, add_rules_args, make_rules, parse_option
 from scopa_env.scoring import POINT_KEYS
 
 from .base import Agent, BaseAgent

@@ -6,7 +6,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from .checkpoint import CheckpointError
+from scopa_policy.checkpoint import CheckpointError
+
 from .config import ConfigError, apply_overrides, describe, load_config
 
 

@@ -14,7 +14,7 @@ import math
 from collections.abc import Callable
 from typing import Any
 
-from .network import PolicyNet
+from scopa_policy.network import PolicyNet
 
 Status = Callable[[str], None]
 ELO = 400.0 / math.log(10.0)
@@ -93,7 +93,7 @@ def evaluate_policy(net: PolicyNet, opponents: list[str], hands: int, seed: int,
                     status: Status | None = None) -> dict[str, Any]:
     """Margins (with 95% intervals) against each opponent and the fitted rating.
     ``status(text)`` is told which opponent is being played and how far it is."""
-    from agents.learned import PolicyAgent
+    from scopa_policy.agent import PolicyAgent
 
     agent = PolicyAgent(net, spec="current-policy")
     out: dict[str, Any] = {"margins": {}}

@@ -9,7 +9,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from .network import PolicyNet
+from scopa_policy.network import PolicyNet
+
 from .rollout import Batch
 
 

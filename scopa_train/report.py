@@ -3,7 +3,8 @@
     python -m scopa_train.report curve RUN_DIR docs/learning_curve.png
     python -m scopa_train.report strength CKPT --hands 2000 --against random greedy expert
     python -m scopa_train.report throughput RUN_DIR
-    python -m scopa_train.report export RUN_DIR/checkpoints/final.pt agents/pretrained/default.pt
+    python -m scopa_train.report export RUN_DIR/checkpoints/final.pt \
+        scopa_policy/pretrained/default.pt
 """
 
 from __future__ import annotations
@@ -101,7 +102,7 @@ def throughput(run_dir: Path) -> dict[str, float]:
 
 def export(ckpt: Path, out: Path) -> Path:
     """A small policy-only file (weights + network shape + rules + counters)."""
-    from .checkpoint import build_model, load_checkpoint, policy_checkpoint, save_atomic
+    from scopa_policy.checkpoint import build_model, load_checkpoint, policy_checkpoint, save_atomic
 
     ck = load_checkpoint(ckpt)
     net = build_model(ck)

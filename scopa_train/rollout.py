@@ -27,8 +27,8 @@ import numpy as np
 import torch
 
 from scopa_env.observation import info_set
-
-from .network import Candidates, PolicyNet
+from scopa_policy.features import Candidates
+from scopa_policy.network import PolicyNet
 
 SELF, PAST = "self", "past"
 

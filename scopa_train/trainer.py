@@ -30,7 +30,7 @@ import numpy as np
 import torch
 import yaml
 
-from .checkpoint import (
+from scopa_policy.checkpoint import (
     FORMAT,
     VERSION,
     CheckpointError,
@@ -38,9 +38,11 @@ from .checkpoint import (
     policy_checkpoint,
     save_atomic,
 )
+from scopa_policy.features import ACTION_DIM
+from scopa_policy.network import NetConfig, PolicyNet, count_parameters
+
 from .config import TrainConfig, config_from_dict
 from .evaluation import calibrate, evaluate_policy
-from .network import ACTION_DIM, NetConfig, PolicyNet, count_parameters
 from .ppo import UpdateStats, ppo_update
 from .rollout import PAST, RolloutCollector, RolloutStats, sample_opponents
 

@@ -52,23 +52,23 @@ def test_bad_specs_name_what_exists(spec, message):
         make_agent(spec)
 
 
-def test_learned_specs_go_through_agents_learned(monkeypatch):
+def test_learned_specs_go_through_the_inference_layer(monkeypatch):
     calls = []
-    fake = types.ModuleType("agents.learned")
+    fake = types.ModuleType("scopa_policy.agent")
     fake.load_policy_agent = lambda path, seed=None: calls.append((path, seed)) or "agent"
-    monkeypatch.setitem(sys.modules, "agents.learned", fake)
-    import agents
-    monkeypatch.setattr(agents, "learned", fake, raising=False)
+    monkeypatch.setitem(sys.modules, "scopa_policy.agent", fake)
+    import scopa_policy
+    monkeypatch.setattr(scopa_policy, "agent", fake, raising=False)
     assert make_agent("ckpt:runs/a/latest.pt", seed=5) == "agent"
     assert make_agent("pretrained", seed=6) == "agent"
     assert calls == [("runs/a/latest.pt", 5), (None, 6)]
 
 
-def test_missing_agents_learned_is_a_clear_error(monkeypatch):
-    monkeypatch.setitem(sys.modules, "agents.learned", None)
-    import agents
-    monkeypatch.delattr(agents, "learned", raising=False)
-    with pytest.raises(ValueError, match="needs agents.learned"):
+def test_missing_inference_layer_is_a_clear_error(monkeypatch):
+    monkeypatch.setitem(sys.modules, "scopa_policy.agent", None)
+    import scopa_policy
+    monkeypatch.delattr(scopa_policy, "agent", raising=False)
+    with pytest.raises(ValueError, match="needs scopa_policy"):
         make_agent("pretrained")
 
 
@@ -322,7 +322,7 @@ def test_leaf_model_is_antisymmetric_and_exact_when_settled():
 
 @pytest.mark.parametrize("players", [2, 4])
 def test_scopa_record_accepts_every_agent_spec(tmp_path, players):
-    from scopa_env.cli import main as scopa
+    from scopa_cli import main as scopa
 
     out = tmp_path / "games.jsonl"
     specs = ["random", "greedy", "expert", "pimc:worlds=3,depth=3"]

@@ -3,7 +3,7 @@
 import pytest
 
 from agents.base import BaseAgent
-from scopa_env.cli import main as scopa
+from scopa_cli import main as scopa
 from scopa_env.game import apply, new_match
 from scopa_env.moves import ACTION_CARD, N_ACTIONS, action_text
 from scopa_env.observation import info_set
@@ -39,3 +39,19 @@ def test_agent_without_act_or_scores_says_so():
         apply(state, state.legal_actions()[0])
     with pytest.raises(NotImplementedError, match="Nothing defines neither act nor scores"):
         Nothing().act(info_set(state, state.to_move))
+
+
+def test_output_piped_into_head_stops_quietly() -> None:
+    """``scopa train --help-config | head -0``: no traceback when the reader is gone."""
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    code = "import sys; from scopa_cli import main; sys.exit(main(sys.argv[1:]))"
+    proc = subprocess.Popen([sys.executable, "-c", code, "train", "--help-config"],
+                            cwd=Path(__file__).resolve().parent.parent,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, bufsize=0)
+    assert proc.stdout is not None
+    proc.stdout.close()  # long before the command writes (it imports torch first)
+    _, err = proc.communicate(timeout=60)
+    assert b"Traceback" not in err and proc.returncode == 0

@@ -142,7 +142,7 @@ def test_cli_json_and_text(capsys):
 
 
 def test_scopa_cli_dispatches_eval(capsys):
-    from scopa_env.cli import main as scopa
+    from scopa_cli import main as scopa
     assert scopa(["eval", "random", "random", "--hands", "4", "--matches", "0", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["hands"] == 4
 

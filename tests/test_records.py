@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from scopa_env.cli import main as scopa
+from scopa_cli import main as scopa
 from scopa_env.records import (
     RecordError,
     append_records,

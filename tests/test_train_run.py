@@ -16,11 +16,11 @@ import torch
 
 import agents
 from agents.evaluate import evaluate
-from agents.learned import PolicyAgent, load_policy_agent
 from scopa_env.vector import VectorScopaEnv
+from scopa_policy.agent import PolicyAgent, load_policy_agent
+from scopa_policy.network import NetConfig, PolicyNet
 from scopa_train import trainer
 from scopa_train.config import load_config
-from scopa_train.network import NetConfig, PolicyNet
 from scopa_train.rollout import RolloutCollector
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,7 +141,7 @@ def test_short_run_improves_against_random(tmp_path: Path) -> None:
     assert after["points_per_hand"]["ci95"][0] > 0
 
 
-@pytest.mark.skipif(not (ROOT / "agents" / "pretrained" / "default.pt").is_file(),
+@pytest.mark.skipif(not (ROOT / "scopa_policy" / "pretrained" / "default.pt").is_file(),
                     reason="no shipped weights in this checkout")
 def test_pretrained_agent_loads() -> None:
     agent = agents.make_agent("pretrained", seed=0)

@@ -14,15 +14,16 @@ from scopa_env.cards import card_id, mask_of
 from scopa_env.game import apply, new_match
 from scopa_env.moves import ACE_ALL_BASE, action_id
 from scopa_env.observation import OBS_DIM, TABLE, info_set
-from scopa_train.checkpoint import (
+from scopa_policy.checkpoint import (
     CheckpointError,
     build_model,
     load_checkpoint,
     policy_checkpoint,
     save_atomic,
 )
+from scopa_policy.features import ACTION_DIM, action_inputs
+from scopa_policy.network import NetConfig, PolicyNet
 from scopa_train.config import ConfigError, TrainConfig, load_config
-from scopa_train.network import ACTION_DIM, NetConfig, PolicyNet, action_inputs
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 TINY = NetConfig(hidden_size=16, hidden_layers=1, action_hidden=8)
@@ -218,7 +219,7 @@ def test_resume_cli_reports_a_corrupt_checkpoint(tmp_path: Path,
 
 # -- the learned agent ------------------------------------------------------------------
 def test_policy_agent_plays_legal_moves(tmp_path: Path) -> None:
-    from agents.learned import load_policy_agent
+    from scopa_policy.agent import load_policy_agent
 
     agent = load_policy_agent(_policy_file(tmp_path), seed=0)
     sampler = load_policy_agent(tmp_path / "p.pt", seed=0, sample=True)
@@ -239,7 +240,7 @@ def test_policy_agent_plays_legal_moves(tmp_path: Path) -> None:
 def test_flat_moves_score_like_the_padded_forward() -> None:
     """``forward_moves`` on a rollout's flat store (any subset of decisions, gathered by
     ``Candidates.gather``) gives the padded forward's logits and values."""
-    from scopa_train.network import Candidates
+    from scopa_policy.features import Candidates
 
     torch.manual_seed(0)
     net = PolicyNet(TINY)
@@ -269,7 +270,7 @@ def _gae_reference(rewards, dones, nxt, next_value, values, gamma, lam):
 
 
 def test_vectorised_gae_equals_the_transition_loop() -> None:
-    from scopa_train.network import Candidates
+    from scopa_policy.features import Candidates
     from scopa_train.rollout import _Store
 
     rng = np.random.default_rng(3)

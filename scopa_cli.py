@@ -1,42 +1,26 @@
 """The ``scopa`` command: record, replay, verify and play matches; eval, ladder, train.
 
-``scopa eval``, ``scopa ladder`` and ``scopa train`` live in the ``agents`` and
-training packages (they need torch for learned agents); they are imported only
-when used.
+The top layer: it imports the engine (``scopa_env``), and the agents and the trainer
+only when a subcommand needs them (``scopa eval`` and ``scopa ladder`` live in
+``agents``, ``scopa train`` in ``scopa_train``), so the engine never imports upward.
 """
 
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from collections.abc import Sequence
 
-from .cards import CODES, cards_of
-from .moves import action_text, parse_action
-from .records import RecordError, append_records, load_and_verify, read_records, replay
-from .rules import NAMED_RULES, Rules, make_rules, parse_option
-
-
-def rules_from_args(name: str, players: int | None, options: Sequence[str]) -> Rules:
-    opts = dict(parse_option(o) for o in options)
-    if players is not None:
-        opts["players"] = players
-    return make_rules(name, **opts)
-
-
-def add_rules_args(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--rules", default="scopa", choices=sorted(NAMED_RULES),
-                   help="named rule set (default: scopa)")
-    p.add_argument("--players", type=int, choices=(2, 4), default=None,
-                   help="2, or 4 in teams (default: the rule set's)")
-    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="any rules option, e.g. capture_rule=fewest (repeatable)")
+from scopa_env.cards import CODES, cards_of
+from scopa_env.moves import action_text, parse_action
+from scopa_env.records import RecordError, append_records, load_and_verify, read_records, replay
+from scopa_env.rules import add_rules_args, rules_from_args
 
 
 def cmd_record(args: argparse.Namespace) -> int:
     from agents import make_agent
-
-    from .play import derive_seed, play_match
+    from scopa_env.play import derive_seed, play_match
 
     rules = rules_from_args(args.rules, args.players, args.option)
     if len(args.agents) != rules.players:
@@ -97,10 +81,9 @@ def cmd_verify(args: argparse.Namespace) -> int:
 def cmd_play(args: argparse.Namespace) -> int:
     """Play a match in the terminal against agents."""
     from agents import make_agent
-
-    from .env import render_text
-    from .game import apply, new_match
-    from .observation import info_set
+    from scopa_env.env import render_text
+    from scopa_env.game import apply, new_match
+    from scopa_env.observation import info_set
 
     rules = rules_from_args(args.rules, args.players, args.option)
     seat_h = args.seat
@@ -182,23 +165,30 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv and argv[0] in ("eval", "ladder", "train"):
-        cmd, rest = argv[0], argv[1:]
-        if cmd == "eval":
-            from agents.evaluate import main as run
-        elif cmd == "ladder":
-            from agents.ladder import main as run
-        else:
-            from train import main as run
-        return run(rest)
-    args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
-    except BrokenPipeError:  # output piped into head & co.
+        if argv and argv[0] in ("eval", "ladder", "train"):
+            return _delegate(argv[0], argv[1:])
+        args = build_parser().parse_args(argv)
+        try:
+            return args.func(args)
+        except (ValueError, RecordError, OSError) as e:
+            print(f"scopa {args.command}: error: {e}", file=sys.stderr)
+            return 2
+    except BrokenPipeError:  # output piped into head & co.: stop quietly
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes
         return 0
-    except (ValueError, RecordError, OSError) as e:
-        print(f"scopa {args.command}: error: {e}", file=sys.stderr)
-        return 2
+
+
+def _delegate(cmd: str, rest: list[str]) -> int:
+    """``scopa eval|ladder|train``: the layer that implements it parses its own options."""
+    if cmd == "eval":
+        from agents.evaluate import main as run
+    elif cmd == "ladder":
+        from agents.ladder import main as run
+    else:
+        from scopa_train.cli import main as run
+    return run(rest)
 
 
 if __name__ == "__main__":

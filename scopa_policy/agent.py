@@ -3,7 +3,7 @@
 ``load_policy_agent(path)`` turns any checkpoint — a training checkpoint, a run
 directory (its ``checkpoints/latest.pt``) or a policy-only file — into an agent;
 ``load_policy_agent(None)`` is the shipped ``pretrained`` agent
-(``agents/pretrained/default.pt``). The agent encodes the seat's information set
+(``scopa_policy/pretrained/default.pt``). The agent encodes the seat's information set
 (``encode_info``), scores the legal catalogue ids and plays the best one (or samples
 from the policy with ``sample=True``).
 """
@@ -17,8 +17,9 @@ import numpy as np
 import torch
 
 from scopa_env.observation import InfoSet, encode_info
-from scopa_train.checkpoint import CheckpointError, build_model, load_checkpoint
-from scopa_train.network import PolicyNet
+
+from .checkpoint import CheckpointError, build_model, load_checkpoint
+from .network import PolicyNet
 
 PRETRAINED = Path(__file__).resolve().parent / "pretrained" / "default.pt"
 

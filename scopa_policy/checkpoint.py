@@ -22,7 +22,8 @@ from typing import Any
 
 import torch
 
-from .network import ACTION_DIM, NetConfig, PolicyNet
+from .features import ACTION_DIM
+from .network import NetConfig, PolicyNet
 
 FORMAT = "scopa-ppo"
 VERSION = 1

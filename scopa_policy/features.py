@@ -1,31 +1,30 @@
-"""The policy/value network: encode the observation, score each legal catalogue id.
+"""Move features: what the network reads about each legal move.
 
 The action space has 16,204 ids but a decision has only a few legal ones (actions.md),
-so there is no output unit per id. Instead every legal id is described by features —
-the played card and the captured cards from ``ACTION_FEATURES`` plus derived ones
-computed against the current table (the cards left on the table, whether the move is a
-scopa, which coins / settebello / primiera cards it takes, the rank sum it leaves, and
-the replies it allows: for each rank, whether a card of that rank could capture on the
-table left or sweep it for a scopa, weighted by the unseen cards of that rank) — and a
-small MLP scores ``(observation embedding, action features)``. The policy is a softmax
-over the legal ids only (padding is masked out); the value head reads the embedding.
+so the network has no output unit per id. Instead every legal id is described by
+features: the played card and the captured cards from ``ACTION_FEATURES`` plus derived
+ones computed against the current table (the cards left on the table, whether the move
+is a scopa, which coins / settebello / primiera cards it takes, the rank sum it leaves,
+and the replies it allows: for each rank, whether a card of that rank could capture on
+the table left or sweep it for a scopa, weighted by the unseen cards of that rank).
 
 For the ace-takes-all ids (16200..16203) the catalogue row holds only the played card:
 their captured set is built here from the table in the observation.
+
+``Candidates`` holds the legal moves of a batch of decisions flat, one feature row per
+real move, so that no work is spent on padding.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 import torch
-from torch import nn
 
 from scopa_env.cards import RANK
 from scopa_env.moves import ACE_ALL_BASE, ACTION_FEATURES
-from scopa_env.observation import OBS_DIM, TABLE, UNSEEN
+from scopa_env.observation import TABLE, UNSEEN
 
 N_BASE = 80
 SUM_BUCKETS = 12  # rank sum left on the table: 0..10, then "more than 10"
@@ -157,109 +156,3 @@ def action_inputs_np(obs: np.ndarray, ids: np.ndarray, row: np.ndarray | None = 
                            np.rint(n_after[:, 0]).astype(np.int64), unseen_ranks)
     return np.concatenate([card, capt, after, scalars, _EYE_BUCKETS[sum_after], taken_by_rank,
                            played_rank, played_suit, reply], -1, dtype=np.float32)
-
-
-@dataclass(frozen=True)
-class NetConfig:
-    hidden_size: int = 256
-    hidden_layers: int = 2
-    action_hidden: int = 128
-
-    def to_dict(self) -> dict[str, int]:
-        return {"hidden_size": self.hidden_size, "hidden_layers": self.hidden_layers,
-                "action_hidden": self.action_hidden}
-
-    @classmethod
-    def from_dict(cls, d: dict[str, Any]) -> NetConfig:
-        return cls(int(d["hidden_size"]), int(d["hidden_layers"]), int(d["action_hidden"]))
-
-
-def _init(layer: nn.Linear, std: float = float(np.sqrt(2)), bias: float = 0.0) -> nn.Linear:
-    nn.init.orthogonal_(layer.weight, std)
-    nn.init.constant_(layer.bias, bias)
-    return layer
-
-
-class PolicyNet(nn.Module):
-    """Observation encoder (MLP) + value head + legal-action scorer."""
-
-    def __init__(self, cfg: NetConfig = NetConfig()):
-        super().__init__()
-        self.cfg = cfg
-        h, a = cfg.hidden_size, cfg.action_hidden
-        layers: list[nn.Module] = []
-        width = OBS_DIM
-        for _ in range(cfg.hidden_layers):
-            layers += [_init(nn.Linear(width, h)), nn.ReLU()]
-            width = h
-        self.encoder = nn.Sequential(*layers)
-        self.value_head = _init(nn.Linear(h, 1), std=1.0)
-        self.score_state = _init(nn.Linear(h, a))
-        self.score_action = _init(nn.Linear(ACTION_DIM, a), bias=0.0)
-        self.score_out = nn.Sequential(nn.ReLU(), _init(nn.Linear(a, a)), nn.ReLU(),
-                                       _init(nn.Linear(a, 1), std=0.01))
-
-    def forward(self, obs: torch.Tensor, ids: torch.Tensor, valid: torch.Tensor
-                ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``obs`` (B, 216), ``ids`` (B, L) legal ids padded, ``valid`` (B, L) bool ->
-        (masked logits (B, L) with -inf-like padding, value (B,)). The padded form of
-        ``forward_moves``, for small batches and tests."""
-        cand = Candidates.from_padded(obs.detach().cpu().numpy(), ids.cpu().numpy(),
-                                      valid.cpu().numpy())
-        return self.forward_moves(obs, cand.to(obs.device))
-
-    def forward_moves(self, obs: torch.Tensor, cand: Candidates
-                      ) -> tuple[torch.Tensor, torch.Tensor]:
-        """``obs`` (B, 216) and the decisions' legal moves -> (logits (B, width), -1e9
-        where a decision has fewer moves; value (B,)). Only real moves are scored."""
-        emb = self.encoder(obs)
-        value = self.value_head(emb).squeeze(-1)
-        pre = self.score_state(emb)[cand.row] + self.score_action(cand.feats)
-        scores = self.score_out(pre).squeeze(-1)
-        logits = torch.full((obs.shape[0], cand.width), -1e9, dtype=scores.dtype,
-                            device=scores.device)
-        logits[cand.row, cand.col] = scores
-        return logits, value
-
-    def value(self, obs: torch.Tensor) -> torch.Tensor:
-        return self.value_head(self.encoder(obs)).squeeze(-1)
-
-    def numpy_scorer(self) -> NumpyScorer:
-        return NumpyScorer(self)
-
-
-class NumpyScorer:
-    """The policy logits of one decision in numpy (same numbers as ``PolicyNet``, a
-    fraction of torch's per-call overhead): what the agent uses to play."""
-
-    def __init__(self, net: PolicyNet) -> None:
-        def wb(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
-            return (layer.weight.detach().cpu().numpy().T.copy(),
-                    layer.bias.detach().cpu().numpy().copy())
-
-        self.encoder = [wb(m) for m in net.encoder if isinstance(m, nn.Linear)]
-        self.state = wb(net.score_state)
-        self.action = wb(net.score_action)
-        self.hidden = wb(net.score_out[1])
-        self.out = wb(net.score_out[3])
-
-    def embed(self, obs: np.ndarray) -> np.ndarray:
-        """Encoder output for one observation (216,) or a batch (B, 216)."""
-        h = obs
-        for w, b in self.encoder:
-            h = np.maximum(h @ w + b, 0)
-        return h
-
-    def logits(self, obs: np.ndarray, ids: np.ndarray, emb: np.ndarray | None = None
-               ) -> np.ndarray:
-        """Logits (L,) of the legal ids (L,) of one observation (216,)."""
-        h = self.embed(obs) if emb is None else emb
-        pre = (h @ self.state[0] + self.state[1])[None, :]
-        pre = pre + action_inputs_np(obs, ids) @ self.action[0] + self.action[1]
-        z = np.maximum(np.maximum(pre, 0) @ self.hidden[0] + self.hidden[1], 0)
-        return (z @ self.out[0] + self.out[1])[:, 0]
-
-
-
-def count_parameters(net: nn.Module) -> int:
-    return sum(p.numel() for p in net.parameters())
