@@ -26,7 +26,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from scopa_env.observation import info_set
 from scopa_policy.features import Candidates
 from scopa_policy.network import PolicyNet
 
@@ -76,14 +75,6 @@ class RolloutStats:
     # per opponent kind: learner side's (own points, other points) per finished hand
     hand_points: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     episode_returns: dict[str, list[float]] = field(default_factory=dict)
-
-
-def env_info_set(env: Any, i: int) -> Any:
-    """The information set of the seat to move in game ``i`` (for baseline agents)."""
-    if hasattr(env, "info_set"):
-        return env.info_set(i)
-    state = env.states[i]
-    return info_set(state, state.to_move)
 
 
 class _Store:
@@ -287,7 +278,7 @@ class RolloutCollector:
             agent = per_game.get(i)
             if agent is None:
                 agent = per_game[i] = self.make_baseline(kind, agent_seed * 100_003 + i)
-            out[j] = agent.act(env_info_set(self.env, i))
+            out[j] = agent.act(self.env.info_set(i))
         return out
 
 

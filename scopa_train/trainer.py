@@ -1,7 +1,7 @@
 """The training loop: PPO self-play on the batched environment, read top to bottom.
 
     for each update:
-        anneal learning rate and entropy coefficient (linear in env steps)
+        anneal learning rate and entropy coefficient (linear in updates done)
         pick an opponent for every game from the pool (self / past snapshot / baseline)
         play a rollout, compute GAE                      (rollout.py)
         PPO epochs over shuffled minibatches              (ppo.py)
@@ -348,7 +348,7 @@ class Trainer:
             final = c.update >= self.num_updates
             if final and cfg.eval_every_steps and (last_eval is None
                                                     or last_eval["env_steps"] != c.env_steps):
-                last_eval = self._log_eval(c.env_steps, bar)
+                last_eval = self._log_eval(c.env_steps)  # the bar is closed
             path = self.save("final" if final else "latest")
             policy = self.save_policy(self.run_dir / "policy.pt")
         writer.flush()
