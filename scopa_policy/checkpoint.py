@@ -100,7 +100,7 @@ def build_model(ck: dict[str, Any]) -> PolicyNet:
                               f"of scopa_train computes {ACTION_DIM}: retrain or use the "
                               f"version that wrote it")
     try:
-        net = PolicyNet(NetConfig.from_dict(ck["net"]))
+        net = PolicyNet(NetConfig.from_dict(ck["net"]), initialise=False)
         net.load_state_dict(ck["model"])
     except (KeyError, TypeError, ValueError, RuntimeError) as e:
         lines = [x.strip() for x in str(e).strip().splitlines() if x.strip()]

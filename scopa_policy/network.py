@@ -35,30 +35,37 @@ class NetConfig:
         return cls(int(d["hidden_size"]), int(d["hidden_layers"]), int(d["action_hidden"]))
 
 
-def _init(layer: nn.Linear, std: float = float(np.sqrt(2)), bias: float = 0.0) -> nn.Linear:
+def _linear(n_in: int, n_out: int, initialise: bool, std: float = float(np.sqrt(2)),
+            bias: float = 0.0) -> nn.Linear:
+    """A linear layer, orthogonally initialised, or left uninitialised (``initialise``
+    False) when weights are about to be loaded over it."""
+    if not initialise:
+        return torch.nn.utils.skip_init(nn.Linear, n_in, n_out)
+    layer = nn.Linear(n_in, n_out)
     nn.init.orthogonal_(layer.weight, std)
     nn.init.constant_(layer.bias, bias)
     return layer
 
 
 class PolicyNet(nn.Module):
-    """Observation encoder (MLP) + value head + legal-action scorer."""
+    """Observation encoder (MLP) + value head + legal-action scorer. ``initialise=False``
+    skips the weight initialisation (for a network whose weights are loaded next)."""
 
-    def __init__(self, cfg: NetConfig = NetConfig()):
+    def __init__(self, cfg: NetConfig = NetConfig(), initialise: bool = True):
         super().__init__()
         self.cfg = cfg
-        h, a = cfg.hidden_size, cfg.action_hidden
+        h, a, ini = cfg.hidden_size, cfg.action_hidden, initialise
         layers: list[nn.Module] = []
         width = OBS_DIM
         for _ in range(cfg.hidden_layers):
-            layers += [_init(nn.Linear(width, h)), nn.ReLU()]
+            layers += [_linear(width, h, ini), nn.ReLU()]
             width = h
         self.encoder = nn.Sequential(*layers)
-        self.value_head = _init(nn.Linear(h, 1), std=1.0)
-        self.score_state = _init(nn.Linear(h, a))
-        self.score_action = _init(nn.Linear(ACTION_DIM, a), bias=0.0)
-        self.score_out = nn.Sequential(nn.ReLU(), _init(nn.Linear(a, a)), nn.ReLU(),
-                                       _init(nn.Linear(a, 1), std=0.01))
+        self.value_head = _linear(h, 1, ini, std=1.0)
+        self.score_state = _linear(h, a, ini)
+        self.score_action = _linear(ACTION_DIM, a, ini)
+        self.score_out = nn.Sequential(nn.ReLU(), _linear(a, a, ini), nn.ReLU(),
+                                       _linear(a, 1, ini, std=0.01))
 
     def forward(self, obs: torch.Tensor, ids: torch.Tensor, valid: torch.Tensor
                 ) -> tuple[torch.Tensor, torch.Tensor]:

@@ -331,3 +331,16 @@ def test_torch_threads_zero_means_every_core() -> None:
     cfg = load_config(CONFIGS / "smoke.yaml", ["torch_threads=0"])
     assert cfg.threads() == len(os.sched_getaffinity(0))
     assert load_config(CONFIGS / "smoke.yaml", ["torch_threads=3"]).threads() == 3
+
+
+def test_loading_skips_the_initialisation_it_overwrites(tmp_path: Path) -> None:
+    """``build_model`` makes the network without initialising it (the weights are
+    loaded next): the same weights, and torch's RNG is not drawn from."""
+    torch.manual_seed(0)
+    net = PolicyNet(TINY)
+    path = save_atomic(policy_checkpoint(net, {}, {}), tmp_path / "p.pt")
+    state = torch.get_rng_state()
+    loaded = build_model(load_checkpoint(path))
+    assert torch.equal(state, torch.get_rng_state())
+    for k, v in net.state_dict().items():
+        assert torch.equal(v, loaded.state_dict()[k]), k
