@@ -44,6 +44,10 @@ def cmd_record(args: argparse.Namespace) -> int:
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
+    if args.html is not None:
+        return _replay_html(args)
+    if args.seat is not None:
+        raise ValueError("--seat chooses the view of an --html page; use it with --html")
     for k, rec in enumerate(read_records(args.file), 1):
         if args.match is not None and k != args.match:
             continue
@@ -70,6 +74,32 @@ def cmd_replay(args: argparse.Namespace) -> int:
         print(f"match score {rec['match_score'][0]}-{rec['match_score'][1]}, "
               f"winner team {rec['winner']}")
     return 0
+
+
+def _replay_html(args: argparse.Namespace) -> int:
+    """``scopa replay FILE --html OUT``: one match as a self-contained web page."""
+    from scopa_web.html import write_replay_page
+
+    k = 1 if args.match is None else args.match
+    if k < 1:
+        raise ValueError(f"--match {k}: matches are numbered from 1")
+    n = 0
+    for n, rec in enumerate(read_records(args.file), 1):
+        if n == k:
+            size = write_replay_page(args.html, rec, match=k, source=args.file, seat=args.seat)
+            print(f"wrote {args.html} ({size // 1024} KiB): match {k} of {args.file}, "
+                  f"{len(rec['hands'])} hand(s)")
+            return 0
+    raise ValueError(f"--match {k} is past the end: {args.file} holds {n} match(es)")
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    """Play matches against an agent in the browser (a local web server)."""
+    from scopa_web.server import serve
+
+    rules = rules_from_args(args.rules, args.players, args.option)
+    return serve(rules, args.opponent, host=args.host, port=args.port, seat=args.seat,
+                 seed=args.seed)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -145,6 +175,10 @@ def build_parser() -> argparse.ArgumentParser:
     rp = sub.add_parser("replay", help="print a recorded match move by move")
     rp.add_argument("file")
     rp.add_argument("--match", type=int, default=None, help="1-based match number")
+    rp.add_argument("--html", metavar="OUT.html", default=None,
+                    help="write the match (--match, default 1) as a self-contained web page")
+    rp.add_argument("--seat", type=int, default=None,
+                    help="with --html: open the page in this seat's view (default: all hands)")
     rp.set_defaults(func=cmd_replay)
     v = sub.add_parser("verify", help="replay every record and check every score")
     v.add_argument("file")
@@ -155,6 +189,18 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--seed", type=int, default=0)
     add_rules_args(pl)
     pl.set_defaults(func=cmd_play)
+    sv = sub.add_parser("serve", help="play against an agent in the browser (local server)")
+    sv.add_argument("--opponent", default="greedy", metavar="SPEC",
+                    help="agent spec of every other seat (default: greedy)")
+    sv.add_argument("--seat", type=int, default=0, help="the person's seat (default: 0)")
+    sv.add_argument("--seed", type=int, default=None,
+                    help="seed of the first match, the next ones derived from it "
+                         "(default: random)")
+    sv.add_argument("--host", default="127.0.0.1",
+                    help="address to listen on (default: 127.0.0.1, this machine only)")
+    sv.add_argument("--port", type=int, default=8765, help="port (default: 8765; 0: any free)")
+    add_rules_args(sv)
+    sv.set_defaults(func=cmd_serve)
     for name, help_ in (("eval", "evaluate one agent against another (duplicate deals)"),
                         ("ladder", "rate a set of agents in a round robin"),
                         ("train", "self-play training from a YAML config")):

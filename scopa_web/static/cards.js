@@ -1,0 +1,114 @@
+/* Shared by the replay page and the play page: cards, seats and score tables. */
+"use strict";
+
+const SUIT_NAMES = { d: "denari", c: "coppe", s: "spade", b: "bastoni" };
+const FACE_NAMES = { 1: "Asso", 8: "Fante", 9: "Cavallo", 10: "Re" };
+const SUIT_SVG = {
+  d: '<circle cx="12" cy="12" r="10" fill="#f2c230" stroke="#9a6d00" stroke-width="1.5"/>' +
+     '<circle cx="12" cy="12" r="5" fill="none" stroke="#9a6d00" stroke-width="1.5"/>' +
+     '<circle cx="12" cy="12" r="1.6" fill="#9a6d00"/>',
+  c: '<path d="M4 3h16c0 6-3 10-8 10S4 9 4 3z" fill="#d9483b" stroke="#7a160d"/>' +
+     '<rect x="10.5" y="13" width="3" height="5" fill="#b0281a"/>' +
+     '<path d="M6 22c1-3 4-4 6-4s5 1 6 4z" fill="#d9483b" stroke="#7a160d"/>',
+  s: '<path d="M12 1l3 4v11h-6V5z" fill="#9fb8e0" stroke="#1f4e99"/>' +
+     '<rect x="5" y="16" width="14" height="2.5" rx="1" fill="#1f4e99"/>' +
+     '<rect x="10.5" y="18.5" width="3" height="4.5" rx="1" fill="#6b4a1f"/>',
+  b: '<path d="M9 22l-2-1 7-19 3 1z" fill="#8b5a2b" stroke="#3e2a12"/>' +
+     '<circle cx="14.5" cy="4" r="2.6" fill="#4d8f2e"/><circle cx="11" cy="11" r="2.2" ' +
+     'fill="#4d8f2e"/><circle cx="13.5" cy="15" r="1.8" fill="#4d8f2e"/>',
+};
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+
+function cardRank(code) { return parseInt(code, 10); }
+function cardSuit(code) { return code.slice(-1); }
+
+/** "7 di denari", "Re di bastoni". */
+function cardName(code) {
+  const r = cardRank(code);
+  return (FACE_NAMES[r] || String(r)) + " di " + SUIT_NAMES[cardSuit(code)];
+}
+
+/** A face-up card: rank, suit symbol, suit name (and the figure's name). */
+function cardEl(code, extra) {
+  const s = cardSuit(code), r = cardRank(code);
+  const c = el("div", "card suit-" + s + (extra ? " " + extra : ""));
+  c.dataset.card = code;
+  c.title = cardName(code) + " (" + code + ")";
+  c.appendChild(el("span", "rank", r));
+  const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
+  svg.setAttribute("viewBox", "0 0 24 24");
+  svg.setAttribute("class", "pip");
+  svg.innerHTML = SUIT_SVG[s];
+  c.appendChild(svg);
+  if (FACE_NAMES[r] && r !== 1) c.appendChild(el("span", "face", FACE_NAMES[r]));
+  c.appendChild(el("span", "suit", SUIT_NAMES[s]));
+  return c;
+}
+
+function backEl() {
+  const c = el("div", "card back");
+  c.title = "a hidden card";
+  return c;
+}
+
+/** A row of face-up cards; marks maps a code to an extra class (played, captured). */
+function cardRow(codes, cls, marks) {
+  const row = el("div", "cards" + (cls ? " " + cls : ""));
+  for (const code of codes) row.appendChild(cardEl(code, (marks && marks[code]) || ""));
+  return row;
+}
+
+function backRow(n) {
+  const row = el("div", "cards backs");
+  for (let i = 0; i < n; i++) row.appendChild(backEl());
+  row.dataset.count = String(n);
+  return row;
+}
+
+/** Where a seat sits on the board, seen from seat base: 0 bottom, then round the table. */
+function slotOf(seat, base, players) {
+  const k = (seat - base + players) % players;
+  return players === 2 ? (k === 0 ? 0 : 1) : k;
+}
+
+function teamSeats(team, players) {
+  const out = [];
+  for (let s = team; s < players; s += 2) out.push(s);
+  return out;
+}
+
+const POINT_LABELS = { carte: ["carte", "most cards"], denari: ["denari", "most coins"],
+  settebello: ["settebello", "the 7 of coins"], primiera: ["primiera", "best primiera sum"],
+  scope: ["scope", "one per sweep of the table"], re_bello: ["re bello", "the king of coins"],
+  napola: ["napola", "the run of coins from the ace"] };
+
+/** The per-hand score breakdown: counts, then each point and the hand's total. */
+function breakdownTable(score, pointKeys, teamLabels) {
+  const t = el("table", "breakdown");
+  const head = el("tr");
+  head.appendChild(el("th", "", "this hand"));
+  for (const lab of teamLabels) head.appendChild(el("th", "", lab));
+  t.appendChild(head);
+  const row = (label, values, cls, key) => {
+    const tr = el("tr", cls || "");
+    if (key) tr.dataset.key = key;
+    const [name, hint] = POINT_LABELS[key] || [label, ""];
+    const td = el("td", "", name);
+    if (hint) td.title = hint;
+    tr.appendChild(td);
+    values.forEach((v) => tr.appendChild(el("td", "", v === null ? "none" : v)));
+    t.appendChild(tr);
+  };
+  row("cards taken", score.map((e) => e.cards), "sub");
+  row("coins taken", score.map((e) => e.coins), "sub");
+  row("primiera sum", score.map((e) => e.primiera), "sub");
+  for (const k of pointKeys) row(k, score.map((e) => e.points[k]), "", k);
+  row("points", score.map((e) => e.points.total), "total", "total");
+  return t;
+}

@@ -1,0 +1,255 @@
+/* The replay page: one frame per position, stepped, jumped to or autoplayed. */
+"use strict";
+
+const DATA = JSON.parse(document.getElementById("match-data").textContent);
+const FRAMES = DATA.frames;
+const P = DATA.rules.players;
+let pos = 0;
+let view = DATA.view;  // "all" or a seat number
+let timer = null;
+
+function $(id) { return document.getElementById(id); }
+
+function seatLabel(s) { return "Seat " + s + " (" + DATA.players[s] + ")"; }
+function teamLabel(t) {
+  return P === 2 ? seatLabel(t) : "Team " + t + " (seats " + teamSeats(t, P).join(", ") + ")";
+}
+
+function showsHand(seat) { return view === "all" || view === seat; }
+
+function renderSeats(f) {
+  const board = $("board");
+  board.classList.toggle("two", P === 2);
+  for (const old of board.querySelectorAll(".seat")) old.remove();
+  const base = view === "all" ? 0 : view;
+  const mv = f.move;
+  for (let s = 0; s < P; s++) {
+    const box = el("div", "seat slot-" + slotOf(s, base, P));
+    box.id = "seat-" + s;
+    if (f.to_move === s) box.classList.add("to-move");
+    if (mv && mv.seat === s) box.classList.add("just-moved");
+    const name = el("div", "seat-name", seatLabel(s) + (P === 4 ? " · team " + (s % 2) : ""));
+    if (f.dealer === s) name.appendChild(el("span", "badge", "dealer"));
+    if (view === s) name.appendChild(el("span", "badge", "view"));
+    box.appendChild(name);
+    const cards = f.hands[s];
+    const row = showsHand(s) ? cardRow(cards) : backRow(cards.length);
+    row.id = "hand-" + s;
+    row.dataset.count = String(cards.length);
+    box.appendChild(row);
+    board.appendChild(box);
+  }
+}
+
+function renderMove(f) {
+  const box = $("move");
+  box.textContent = "";
+  const mv = f.move;
+  box.dataset.seat = mv ? String(mv.seat) : "";
+  box.dataset.text = mv ? mv.text : "";
+  if (!mv) {
+    box.appendChild(el("div", "", "Hand " + (f.hand + 1) + " dealt; dealer " +
+                       seatLabel(f.dealer) + "."));
+    return;
+  }
+  const line = el("div", "move-line");
+  line.appendChild(el("span", "", seatLabel(mv.seat) + " played"));
+  line.appendChild(cardEl(mv.card, "played"));
+  if (mv.capture.length) {
+    line.appendChild(el("span", "", mv.takes_all ? "taking the whole table:" : "capturing"));
+    for (const c of mv.capture) line.appendChild(cardEl(c, "captured"));
+  } else {
+    line.appendChild(el("span", "", "onto the table"));
+  }
+  box.appendChild(line);
+  const text = el("div", "", mv.text);
+  text.id = "move-text";
+  box.appendChild(text);
+  if (mv.scopa) box.appendChild(el("div", "scopa-flag", "SCOPA!"));
+}
+
+function renderPiles(f) {
+  const box = $("piles");
+  box.textContent = "";
+  box.appendChild(el("h2", "", "Captures this hand"));
+  const mv = f.move;
+  const marks = {};
+  if (mv && mv.capture.length) {
+    marks[mv.card] = "played";
+    for (const c of mv.capture) marks[c] = "captured";
+  }
+  for (let t = 0; t < 2; t++) {
+    const head = el("div", "", teamLabel(t) + ": " + f.piles[t].length + " cards");
+    if (f.scope[t]) head.appendChild(el("span", "badge scopa", f.scope[t] + " scop" +
+                                        (f.scope[t] === 1 ? "a" : "e")));
+    box.appendChild(head);
+    const mine = mv && mv.capture.length && mv.seat % 2 === t;
+    const row = cardRow(f.piles[t], "small", mine ? marks : null);
+    row.id = "pile-" + t;
+    box.appendChild(row);
+    const sc = cardRow(f.scopa_cards[t], "small");
+    sc.id = "scope-" + t;
+    for (const c of sc.children) c.classList.add("scopa-card");
+    if (f.scopa_cards[t].length) {
+      box.appendChild(el("div", "", "scope (the cards that swept the table):"));
+      box.appendChild(sc);
+    }
+  }
+}
+
+function renderBreakdown(f) {
+  const box = $("breakdown");
+  box.textContent = "";
+  const over = f.hand_over;
+  $("breakdown-title").textContent = "Hand " + (f.hand + 1) + " score";
+  if (!over) {
+    box.appendChild(el("div", "", "Shown when the hand ends. So far: " +
+      [0, 1].map((t) => teamLabel(t) + " " + f.piles[t].length + " cards, " +
+                 f.scope[t] + " scope").join("; ") + "."));
+    return;
+  }
+  box.appendChild(breakdownTable(over.score, DATA.point_keys, [0, 1].map(teamLabel)));
+  const left = over.leftover.length ? over.leftover.join(" ") : "none";
+  const who = over.last_capture_team === null ? "nobody (no capture)" :
+    teamLabel(over.last_capture_team) + ", the last to capture";
+  box.appendChild(el("div", "", "Left on the table: " + left + ", to " + who + "."));
+}
+
+function renderHands(f) {
+  const box = $("hands");
+  box.textContent = "";
+  const t = el("table", "breakdown");
+  const head = el("tr");
+  head.appendChild(el("th", "", "hand"));
+  for (let k = 0; k < 2; k++) head.appendChild(el("th", "", P === 2 ? "seat " + k : "team " + k));
+  head.appendChild(el("th", "", "match"));
+  t.appendChild(head);
+  DATA.hands.forEach((h, i) => {
+    if (h.end > pos) return;  // not played yet at this position: no spoilers
+    const tr = el("tr");
+    tr.dataset.hand = String(i);
+    tr.style.cursor = "pointer";
+    tr.title = "jump to hand " + (i + 1);
+    tr.appendChild(el("td", "", i + 1));
+    h.points.forEach((p) => tr.appendChild(el("td", "", p)));
+    tr.appendChild(el("td", "", h.match_score.join("–")));
+    tr.addEventListener("click", () => go(h.start));
+    t.appendChild(tr);
+  });
+  box.appendChild(t);
+}
+
+function renderLog(f) {
+  const log = $("log");
+  log.textContent = "";
+  const start = DATA.hands[f.hand].start;
+  for (let i = start + 1; i <= pos; i++) {
+    const mv = FRAMES[i].move;
+    const li = el("li", i === pos ? "current" : "",
+                  "seat " + mv.seat + ": " + mv.text + (mv.scopa ? " — scopa" : ""));
+    li.addEventListener("click", () => go(i));
+    log.appendChild(li);
+  }
+  const cur = log.querySelector(".current");
+  if (cur) log.scrollTop = cur.offsetTop - log.clientHeight + cur.offsetHeight + 4;
+}
+
+function render() {
+  const f = FRAMES[pos];
+  renderSeats(f);
+  const marks = {};
+  if (f.move && !f.move.capture.length) marks[f.move.card] = "played";
+  const table = cardRow(f.table, "", marks);
+  table.id = "table";
+  $("table").replaceWith(table);
+  $("status").textContent = "Hand " + (f.hand + 1) + " · " + f.deck + " cards in the deck" +
+    (f.to_move === null ? "" : " · " + seatLabel(f.to_move) + " to move");
+  $("match-score").textContent = teamLabel(0) + " " + f.score[0] + " – " + f.score[1] + " " +
+    teamLabel(1);
+  $("match-score").dataset.score = f.score.join("-");
+  const banner = $("banner");
+  const end = f.hand_over && f.hand_over.match_over;
+  banner.classList.toggle("hidden", !f.hand_over);
+  banner.textContent = !f.hand_over ? "" : end
+    ? "Match over: " + teamLabel(DATA.winner) + " wins " + f.score.join("–")
+    : "Hand " + (f.hand + 1) + " over: " + f.hand_over.score.map((e) => e.points.total)
+        .join("–") + " this hand";
+  renderMove(f);
+  renderPiles(f);
+  renderBreakdown(f);
+  renderHands(f);
+  renderLog(f);
+  $("slider").value = String(pos);
+  $("hand-select").value = String(f.hand);
+  $("pos").textContent = "hand " + (f.hand + 1) + "/" + DATA.hands.length + ", move " +
+    (f.index + 1) + " · position " + (pos + 1) + "/" + FRAMES.length;
+  document.body.dataset.pos = String(pos);
+  $("prev").disabled = pos === 0;
+  $("next").disabled = pos === FRAMES.length - 1;
+}
+
+function go(k) {
+  pos = Math.max(0, Math.min(FRAMES.length - 1, k));
+  if (pos === FRAMES.length - 1) stop();
+  render();
+}
+
+function stop() {
+  if (timer !== null) clearInterval(timer);
+  timer = null;
+  $("play").textContent = "▶ play";
+  document.body.dataset.playing = "false";
+}
+
+function play() {
+  if (timer !== null) { stop(); return; }
+  if (pos === FRAMES.length - 1) go(0);
+  $("play").textContent = "❚❚ pause";
+  document.body.dataset.playing = "true";
+  timer = setInterval(() => go(pos + 1), parseInt($("speed").value, 10));
+}
+
+function setup() {
+  $("info").textContent = DATA.rules.name + ", " + P + " players, to " +
+    DATA.rules.target_score + " · seed " + DATA.seed + " · " +
+    DATA.players.map((p, s) => "seat " + s + ": " + p).join(", ");
+  const slider = $("slider");
+  slider.max = String(FRAMES.length - 1);
+  slider.addEventListener("input", () => go(parseInt(slider.value, 10)));
+  const hs = $("hand-select");
+  DATA.hands.forEach((h, i) => {
+    const o = el("option", "", "hand " + (i + 1));
+    o.value = String(i);
+    hs.appendChild(o);
+  });
+  hs.addEventListener("change", () => go(DATA.hands[parseInt(hs.value, 10)].start));
+  const vs = $("view-select");
+  const all = el("option", "", "all hands");
+  all.value = "all";
+  vs.appendChild(all);
+  for (let s = 0; s < P; s++) {
+    const o = el("option", "", "seat " + s + "'s view");
+    o.value = String(s);
+    vs.appendChild(o);
+  }
+  vs.value = String(view);
+  vs.addEventListener("change", () => {
+    view = vs.value === "all" ? "all" : parseInt(vs.value, 10);
+    render();
+  });
+  $("first").addEventListener("click", () => go(0));
+  $("prev").addEventListener("click", () => go(pos - 1));
+  $("next").addEventListener("click", () => go(pos + 1));
+  $("last").addEventListener("click", () => go(FRAMES.length - 1));
+  $("play").addEventListener("click", play);
+  $("speed").addEventListener("change", () => { if (timer !== null) { stop(); play(); } });
+  document.addEventListener("keydown", (e) => {
+    if (e.target.tagName === "SELECT" || e.target.tagName === "INPUT") return;
+    const keys = { ArrowLeft: () => go(pos - 1), ArrowRight: () => go(pos + 1),
+                   Home: () => go(0), End: () => go(FRAMES.length - 1), " ": play };
+    if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
+  });
+  render();
+}
+
+setup();
