@@ -8,13 +8,30 @@ only when a subcommand needs them (``scopa eval`` and ``scopa ladder`` live in
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 from collections.abc import Sequence
+from typing import Any
 
 from scopa_env.cards import CODES, cards_of
+from scopa_env.commands import (
+    Parser,
+    ignore_interrupts,
+    non_negative_int,
+    positive_int,
+    run,
+    seed_arg,
+    writable_file,
+)
 from scopa_env.moves import action_text, parse_action
-from scopa_env.records import RecordError, append_records, load_and_verify, read_records, replay
+from scopa_env.records import (
+    RecordError,
+    append_records,
+    check_appendable,
+    iter_records,
+    load_and_verify,
+    replay,
+    verify_record,
+)
 from scopa_env.rules import add_rules_args, rules_from_args
 
 
@@ -24,23 +41,52 @@ def cmd_record(args: argparse.Namespace) -> int:
 
     rules = rules_from_args(args.rules, args.players, args.option)
     if len(args.agents) != rules.players:
-        raise SystemExit(f"scopa record: --agents names {len(args.agents)} agents, the game "
-                         f"has {rules.players} seats")
+        raise ValueError(f"--agents names {len(args.agents)} agents, the game has "
+                         f"{rules.players} seats: give one agent spec per seat")
+    for spec in dict.fromkeys(args.agents):  # every spec is checked before any match
+        make_agent(spec, seed=0)
+    check_appendable(args.out)
     progress = _progress(args.games, "matches")
     wins = [0, 0]
-    for i in range(args.games):
-        seed = derive_seed(args.seed, i)
-        agents = [make_agent(spec, seed=derive_seed(seed, 1000 + s))
-                  for s, spec in enumerate(args.agents)]
-        rec = play_match(rules, seed, agents, args.agents)
-        append_records(args.out, [rec])
-        wins[rec["winner"]] += 1
-        progress.update(1)
-    progress.close()
+    done = 0
+    try:
+        for i in range(args.games):
+            seed = derive_seed(args.seed, i)
+            agents = [make_agent(spec, seed=derive_seed(seed, 1000 + s))
+                      for s, spec in enumerate(args.agents)]
+            rec = play_match(rules, seed, agents, args.agents)
+            append_records(args.out, [rec])
+            done += 1
+            wins[rec["winner"]] += 1
+            progress.update(1)
+    except KeyboardInterrupt:
+        raise KeyboardInterrupt(f"interrupted: {done} whole match record(s) appended to "
+                                f"{args.out}") from None
+    finally:
+        progress.close()
     print(f"appended {args.games} match record(s) to {args.out}; wins by team: "
           f"{wins[0]} (seats {', '.join(args.agents[0::2])}) - "
           f"{wins[1]} (seats {', '.join(args.agents[1::2])})")
     return 0
+
+
+def _nth_record(path: str, k: int) -> tuple[int, dict[str, Any]]:
+    """(line, record) of match ``k`` (1-based) of a records file, verified."""
+    if k < 1:
+        raise ValueError(f"--match {k}: matches are numbered from 1")
+    n = 0
+    for n, (line, rec) in enumerate(iter_records(path), 1):
+        if n == k:
+            return line, _verified(path, line, rec)
+    raise ValueError(f"--match {k} is past the end: {path} holds {n} match(es)")
+
+
+def _verified(path: str, line: int, rec: dict[str, Any]) -> dict[str, Any]:
+    try:
+        verify_record(rec)
+    except RecordError as e:
+        raise RecordError(f"{path}:{line}: {e}") from None
+    return rec
 
 
 def cmd_replay(args: argparse.Namespace) -> int:
@@ -48,9 +94,12 @@ def cmd_replay(args: argparse.Namespace) -> int:
         return _replay_html(args)
     if args.seat is not None:
         raise ValueError("--seat chooses the view of an --html page; use it with --html")
-    for k, rec in enumerate(read_records(args.file), 1):
-        if args.match is not None and k != args.match:
-            continue
+    if args.match is not None:
+        chosen = [(args.match, _nth_record(args.file, args.match)[1])]
+    else:
+        chosen = ((k, _verified(args.file, line, rec))
+                  for k, (line, rec) in enumerate(iter_records(args.file), 1))
+    for k, rec in chosen:
         r = rec["rules"]
         print(f"=== match {k}: {r['name']}, {r['players']} players, seed {rec['seed']}, "
               f"players {', '.join(rec['players'])}")
@@ -80,17 +129,13 @@ def _replay_html(args: argparse.Namespace) -> int:
     """``scopa replay FILE --html OUT``: one match as a self-contained web page."""
     from scopa_web.html import write_replay_page
 
+    writable_file(args.html, "--html page")
     k = 1 if args.match is None else args.match
-    if k < 1:
-        raise ValueError(f"--match {k}: matches are numbered from 1")
-    n = 0
-    for n, rec in enumerate(read_records(args.file), 1):
-        if n == k:
-            size = write_replay_page(args.html, rec, match=k, source=args.file, seat=args.seat)
-            print(f"wrote {args.html} ({size // 1024} KiB): match {k} of {args.file}, "
-                  f"{len(rec['hands'])} hand(s)")
-            return 0
-    raise ValueError(f"--match {k} is past the end: {args.file} holds {n} match(es)")
+    _, rec = _nth_record(args.file, k)
+    size = write_replay_page(args.html, rec, match=k, source=args.file, seat=args.seat)
+    print(f"wrote {args.html} ({size // 1024} KiB): match {k} of {args.file}, "
+          f"{len(rec['hands'])} hand(s)")
+    return 0
 
 
 def cmd_serve(args: argparse.Namespace) -> int:
@@ -117,6 +162,9 @@ def cmd_play(args: argparse.Namespace) -> int:
 
     rules = rules_from_args(args.rules, args.players, args.option)
     seat_h = args.seat
+    if not 0 <= seat_h < rules.players:
+        raise ValueError(f"--seat {seat_h} is not a seat of a {rules.players}-player game: "
+                         f"0..{rules.players - 1}")
     opponents = {s: make_agent(args.opponent, seed=args.seed + s)
                  for s in range(rules.players) if s != seat_h}
     state = new_match(rules, seed=args.seed)
@@ -132,6 +180,7 @@ def cmd_play(args: argparse.Namespace) -> int:
                 try:
                     raw = input("your move (number or text, q to quit): ").strip()
                 except EOFError:
+                    print("\nscopa play: input ended: match abandoned", file=sys.stderr)
                     return 1
                 if raw == "q":
                     return 0
@@ -162,13 +211,15 @@ def _progress(total: int, unit: str):
 
 
 def build_parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="scopa", description=__doc__.splitlines()[0])
+    p = Parser(prog="scopa", description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("record", help="play matches between agents and append their records")
     r.add_argument("--agents", nargs="+", required=True, metavar="SPEC",
                    help="one agent spec per seat, e.g. random greedy")
-    r.add_argument("--games", type=int, default=1)
-    r.add_argument("--seed", type=int, default=0)
+    r.add_argument("--games", type=positive_int, default=1, help="matches to play (default 1)")
+    r.add_argument("--seed", type=seed_arg, default=0,
+                   help="seed of the first match, the next ones derived from it (default 0; "
+                        "'fresh': an unpredictable one)")
     r.add_argument("--out", required=True, help="JSON Lines file to append to")
     add_rules_args(r)
     r.set_defaults(func=cmd_record)
@@ -177,28 +228,30 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--match", type=int, default=None, help="1-based match number")
     rp.add_argument("--html", metavar="OUT.html", default=None,
                     help="write the match (--match, default 1) as a self-contained web page")
-    rp.add_argument("--seat", type=int, default=None,
+    rp.add_argument("--seat", type=non_negative_int, default=None,
                     help="with --html: open the page in this seat's view (default: all hands)")
     rp.set_defaults(func=cmd_replay)
-    v = sub.add_parser("verify", help="replay every record and check every score")
+    v = sub.add_parser("verify", help="replay every record and check every field")
     v.add_argument("file")
     v.set_defaults(func=cmd_verify)
     pl = sub.add_parser("play", help="play a match in the terminal against an agent")
     pl.add_argument("--opponent", default="greedy", metavar="SPEC")
-    pl.add_argument("--seat", type=int, default=0)
-    pl.add_argument("--seed", type=int, default=0)
+    pl.add_argument("--seat", type=non_negative_int, default=0)
+    pl.add_argument("--seed", type=seed_arg, default=0)
     add_rules_args(pl)
     pl.set_defaults(func=cmd_play)
     sv = sub.add_parser("serve", help="play against an agent in the browser (local server)")
     sv.add_argument("--opponent", default="greedy", metavar="SPEC",
                     help="agent spec of every other seat (default: greedy)")
-    sv.add_argument("--seat", type=int, default=0, help="the person's seat (default: 0)")
+    sv.add_argument("--seat", type=non_negative_int, default=0,
+                    help="the person's seat (default: 0)")
     sv.add_argument("--seed", type=int, default=None,
                     help="seed of the first match, the next ones derived from it "
                          "(default: random)")
     sv.add_argument("--host", default="127.0.0.1",
                     help="address to listen on (default: 127.0.0.1, this machine only)")
-    sv.add_argument("--port", type=int, default=8765, help="port (default: 8765; 0: any free)")
+    sv.add_argument("--port", type=non_negative_int, default=8765,
+                    help="port (default: 8765; 0: any free)")
     add_rules_args(sv)
     sv.set_defaults(func=cmd_serve)
     for name, help_ in (("eval", "evaluate one agent against another (duplicate deals)"),
@@ -209,32 +262,40 @@ def build_parser() -> argparse.ArgumentParser:
     return p
 
 
+DELEGATED = ("eval", "ladder", "train")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    """``scopa COMMAND ...``; returns the exit status. A bad argument or input file is
+    one line on stderr and status 2, Ctrl-C status 130: never a traceback."""
+    top_level = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
-    try:
-        if argv and argv[0] in ("eval", "ladder", "train"):
-            return _delegate(argv[0], argv[1:])
-        args = build_parser().parse_args(argv)
+    if argv and argv[0] in DELEGATED:
         try:
-            return args.func(args)
-        except (ValueError, RecordError, OSError) as e:
-            print(f"scopa {args.command}: error: {e}", file=sys.stderr)
-            return 2
-    except BrokenPipeError:  # output piped into head & co.: stop quietly
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes
-        return 0
+            return _delegate(argv[0], argv[1:])
+        finally:
+            if top_level:
+                ignore_interrupts()
+    known = argv[0] if argv and argv[0] in ("record", "replay", "verify", "play", "serve") \
+        else None
+
+    def command() -> int:
+        args = build_parser().parse_args(argv)
+        return args.func(args)
+
+    return run(f"scopa {known}" if known else "scopa", command, top_level)
 
 
 def _delegate(cmd: str, rest: list[str]) -> int:
     """``scopa eval|ladder|train``: the layer that implements it parses its own options."""
     if cmd == "eval":
-        from agents.evaluate import main as run
+        from agents.evaluate import main as command
     elif cmd == "ladder":
-        from agents.ladder import main as run
+        from agents.ladder import main as command
     else:
-        from scopa_train.cli import main as run
-    return run(rest)
+        from scopa_train.cli import main as train
+        return train(rest, prog="scopa train")
+    return command(rest)
 
 
 if __name__ == "__main__":

@@ -43,7 +43,7 @@ def known_specs() -> list[str]:
 
 
 def _known_text() -> str:
-    return "known agents:\n  " + "\n  ".join(known_specs())
+    return "known agents: " + "; ".join(known_specs())
 
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
@@ -83,6 +83,15 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     return name, params
 
 
+def check_spec(spec: str) -> str:
+    """``ValueError`` naming the problem unless ``spec`` names an agent that can be built;
+    cheap (a learned agent's checkpoint is not read): its canonical form."""
+    name, params = parse_spec(spec)
+    if name in LEARNED:
+        return spec.strip()
+    return AGENTS[name](seed=0, **params).spec
+
+
 def make_agent(spec: str, seed: int | None = None) -> Agent:
     """An agent from its spec string (``"random"``, ``"pimc:worlds=12,depth=5"``, ...)."""
     name, params = parse_spec(spec)
@@ -97,4 +106,4 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
 
 
 __all__ = ["Agent", "BaseAgent", "RandomAgent", "GreedyAgent", "ExpertAgent", "PIMCAgent",
-           "make_agent", "parse_spec", "known_specs", "AGENTS"]
+           "make_agent", "parse_spec", "check_spec", "known_specs", "AGENTS"]

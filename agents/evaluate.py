@@ -10,11 +10,16 @@ Protocol:
 - **Matches.** ``matches`` paired matches (default ``hands // 10``) to the rules'
   ``target_score``, each seeded from (evaluation seed, ``j``) in a separate stream
   and played in both seatings; A's match win rate has a Wilson 95% interval.
+- **Fair play.** Each seating of a unit's deals is played by fresh agent instances
+  (a spec is built, a factory called, an agent object deep-copied), so no agent sees
+  a deal from the other seat before it plays it; an agent is handed only its seat's
+  ``InfoSet`` (never the seed, the deck or another seat's cards).
 - **Determinism.** Work is cut into units of ``UNIT`` deals (or matches), each with
-  its own agent instances seeded from (evaluation seed, unit); units are the same
-  whatever ``workers`` is, so every figure but the timings is identical for any
-  number of worker processes. Games of a unit are played in lockstep, so an agent
-  with its own ``act_batch`` (a neural network) gets one call per step of the unit.
+  its own agent instances seeded from (evaluation seed, unit, side, seating); units
+  are the same whatever ``workers`` is, so every figure but the timings is identical
+  for any number of worker processes. Games of a unit are played in lockstep, so an
+  agent with its own ``act_batch`` (a neural network) gets one call per step of each
+  seating of the unit.
 - **Timing.** Wall time of each ``act`` call (or of a batched call divided by its
   size): median, 95th percentile and mean per agent, also over moves with a choice.
 """
@@ -22,6 +27,7 @@ Protocol:
 from __future__ import annotations
 
 import argparse
+import copy
 import json
 import multiprocessing as mp
 import sys
@@ -31,6 +37,14 @@ from typing import Any
 
 import numpy as np
 
+from scopa_env.commands import (
+    Parser,
+    non_negative_int,
+    positive_int,
+    run,
+    seed_arg,
+    writable_file,
+)
 from scopa_env.game import GameState, IllegalMoveError, apply, new_match
 from scopa_env.observation import info_set
 from scopa_env.play import derive_seed
@@ -81,17 +95,28 @@ def spec_of(agent: AgentLike) -> str:
 
 
 def build_agent(agent: AgentLike, seed: int) -> Agent:
-    """An agent for one unit of work: a spec is built with ``seed``, a factory is
-    called with it, an agent object is used as it is."""
+    """A fresh agent for one seating of a unit of work: a spec is built with ``seed``,
+    a factory is called with it, an agent object is deep-copied (so what one copy
+    remembers never reaches another)."""
     if isinstance(agent, str):
         from . import make_agent
         return make_agent(agent, seed=seed)
-    if hasattr(agent, "act"):
-        return agent  # type: ignore[return-value]
+    if _is_object(agent):
+        try:
+            return copy.deepcopy(agent)
+        except Exception as e:  # any object may refuse to be copied
+            raise ValueError(f"agent {spec_of(agent)!r} cannot be copied for each seating "
+                             f"({type(e).__name__}: {e}); pass a factory seed -> agent "
+                             f"instead") from None
     if callable(agent):
         return agent(seed)
     raise TypeError(f"an agent must be a spec string, an agent (with .act) or a factory "
                     f"seed -> agent, got {agent!r}")
+
+
+def _is_object(agent: AgentLike) -> bool:
+    """An agent object (not a spec, and not a factory such as an agent class)."""
+    return hasattr(agent, "act") and not isinstance(agent, (str, type))
 
 
 def _batched(agent: Agent) -> bool:
@@ -102,9 +127,8 @@ def _batched(agent: Agent) -> bool:
 def _canonical(agent: AgentLike) -> str:
     """A spec with every parameter spelled out (``pimc`` -> ``pimc:worlds=12,depth=5``)."""
     if isinstance(agent, str):
-        from . import AGENTS, parse_spec
-        name, params = parse_spec(agent)
-        return AGENTS[name](seed=0, **params).spec if name in AGENTS else agent.strip()
+        from . import check_spec
+        return check_spec(agent)
     return spec_of(agent)
 
 
@@ -115,9 +139,10 @@ def play_unit(a: AgentLike, b: AgentLike, rules: Rules, seed: int, kind: str, un
     the move times of each side."""
     start, stop = unit * UNIT, min((unit + 1) * UNIT, count)
     kind_id = 0 if kind == "hand" else 1
-    agents = [build_agent(a, derive_seed(seed, 2 + kind_id, unit, 0)),
-              build_agent(b, derive_seed(seed, 2 + kind_id, unit, 1))]
-    batched = [_batched(x) for x in agents]
+    # fresh instances per seating t (A's team) and side (0: A, 1: B)
+    agents = {(t, side): build_agent(x, derive_seed(seed, 2 + kind_id, unit, side, t))
+              for t in (0, 1) for side, x in enumerate((a, b))}
+    batched = {key: _batched(x) for key, x in agents.items()}
     states: list[GameState] = []
     a_team: list[int] = []
     index: list[int] = []
@@ -134,17 +159,16 @@ def play_unit(a: AgentLike, b: AgentLike, rules: Rules, seed: int, kind: str, un
     cpu_times: list[list[float]] = [[], []]
     active = list(range(len(states)))
     while active:
-        todo: list[list[tuple[int, Any]]] = [[], []]
+        todo: dict[tuple[int, int], list[tuple[int, Any]]] = {key: [] for key in agents}
         for g in active:
             s = states[g]
             side = 0 if s.to_move % 2 == a_team[g] else 1
-            todo[side].append((g, info_set(s, s.to_move)))
-        for side in (0, 1):
-            items = todo[side]
+            todo[a_team[g], side].append((g, info_set(s, s.to_move)))
+        for (t, side), items in todo.items():
             if not items:
                 continue
-            agent = agents[side]
-            if batched[side]:
+            agent = agents[t, side]
+            if batched[t, side]:
                 t0, c0 = time.perf_counter(), time.process_time()
                 acts = agent.act_batch([info for _, info in items])  # type: ignore[attr-defined]
                 per = (time.perf_counter() - t0) / len(items)
@@ -173,7 +197,6 @@ def play_unit(a: AgentLike, b: AgentLike, rules: Rules, seed: int, kind: str, un
                     continue
                 hands_played[g] += 1
                 if kind == "hand":
-                    t = a_team[g]
                     sc = res.hand.score
                     results[g] = ([sc[t]["points"][k] for k in POINT_KEYS],
                                   [sc[1 - t]["points"][k] for k in POINT_KEYS])
@@ -189,6 +212,13 @@ def _play_unit_job(job: tuple) -> dict[str, Any]:
     return play_unit(*job)
 
 
+def _ignore_sigint() -> None:
+    """Workers leave Ctrl-C to the parent, which stops them (no traceback from each)."""
+    import signal
+
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
 def evaluate(spec_a: AgentLike, spec_b: AgentLike, hands: int, seed: int,
              rules: str | Rules = "scopa", players: int | None = 2, workers: int = 1,
              options: dict[str, Any] | None = None, progress: bool = False,
@@ -202,6 +232,8 @@ def evaluate(spec_a: AgentLike, spec_b: AgentLike, hands: int, seed: int,
     matches finished so far."""
     if hands < 1:
         raise ValueError(f"hands must be at least 1, got {hands}")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"the evaluation seed must be a non-negative integer, got {seed!r}")
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
     r = resolve_rules(rules, players, options)
@@ -209,12 +241,11 @@ def evaluate(spec_a: AgentLike, spec_b: AgentLike, hands: int, seed: int,
     if n_matches < 0:
         raise ValueError(f"matches must be non-negative, got {n_matches}")
     for x in (spec_a, spec_b):
-        if isinstance(x, str):
-            from . import parse_spec
-            parse_spec(x)  # fail early, in the parent, with the list of agents
-        elif workers > 1 and hasattr(x, "act"):
+        if workers > 1 and _is_object(x):
             raise ValueError("an agent object cannot be shared by worker processes: pass a "
                              "spec string or a picklable factory, or use workers=1")
+        if isinstance(x, str) or _is_object(x):
+            build_agent(x, 0)  # fail early, in the parent (a bad spec, a missing checkpoint)
     jobs = [(spec_a, spec_b, r, seed, "hand", u, hands) for u in range(-(-hands // UNIT))]
     jobs += [(spec_a, spec_b, r, seed, "match", u, n_matches)
              for u in range(-(-n_matches // UNIT))]
@@ -241,7 +272,7 @@ def evaluate(spec_a: AgentLike, spec_b: AgentLike, hands: int, seed: int,
             done(play_unit(*job))
     else:
         ctx = mp.get_context("spawn")
-        with ctx.Pool(min(workers, len(jobs))) as pool:
+        with ctx.Pool(min(workers, len(jobs)), initializer=_ignore_sigint) as pool:
             for out in pool.imap_unordered(_play_unit_job, jobs):
                 done(out)
     if bar is not None:
@@ -355,13 +386,15 @@ def format_report(res: dict[str, Any]) -> str:
 
 def add_common_args(p: argparse.ArgumentParser) -> None:
     """Options shared by ``scopa eval`` and ``scopa ladder``."""
-    p.add_argument("--hands", type=int, default=1000,
+    p.add_argument("--hands", type=positive_int, default=1000,
                    help="paired hands (deals, each played in both seatings; default 1000)")
-    p.add_argument("--matches", type=int, default=None,
+    p.add_argument("--matches", type=non_negative_int, default=None,
                    help="paired matches for the win rate (default: hands // 10; 0: none)")
-    p.add_argument("--seed", type=int, default=0, help="evaluation seed (default 0)")
+    p.add_argument("--seed", type=seed_arg, default=0,
+                   help="evaluation seed (default 0); 'fresh': one no agent can have "
+                        "prepared for, drawn now and reported with the results")
     add_rules_args(p)
-    p.add_argument("--workers", type=int, default=1,
+    p.add_argument("--workers", type=positive_int, default=1,
                    help="worker processes (results are identical for any number)")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: when stderr is a terminal)")
@@ -373,7 +406,7 @@ def options_from_args(args: argparse.Namespace) -> dict[str, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``scopa eval SPEC_A SPEC_B --hands N --seed S [...]``."""
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="scopa eval", description="Evaluate agent A against agent B on paired, "
         "seat-swapped deals (evaluation.md).")
     p.add_argument("spec_a", metavar="SPEC_A", help="agent spec, e.g. pimc:worlds=12,depth=5")
@@ -381,22 +414,24 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_common_args(p)
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument("--save", metavar="PATH", help="also write the JSON object to PATH")
-    args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
-    progress = sys.stderr.isatty() if args.progress is None else args.progress
-    try:
+
+    def command() -> int:
+        args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+        if args.save:
+            writable_file(args.save, "--save file")  # before the evaluation, not after
+        progress = sys.stderr.isatty() if args.progress is None else args.progress
         res = evaluate(args.spec_a, args.spec_b, args.hands, args.seed, rules=args.rules,
                        players=args.players, workers=args.workers,
                        options=options_from_args(args), progress=progress,
                        matches=args.matches)
-    except ValueError as e:
-        print(f"scopa eval: error: {e}", file=sys.stderr)
-        return 2
-    text = json.dumps(res, indent=2)
-    if args.save:
-        with open(args.save, "w", encoding="utf-8") as f:
-            f.write(text + "\n")
-    print(text if args.json else format_report(res))
-    return 0
+        text = json.dumps(res, indent=2)
+        print(text if args.json else format_report(res))
+        if args.save:
+            with open(args.save, "w", encoding="utf-8") as f:
+                f.write(text + "\n")
+        return 0
+
+    return run("scopa eval", command, top_level=argv is None)
 
 
 if __name__ == "__main__":

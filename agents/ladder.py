@@ -17,7 +17,6 @@ in ``DIR/pairs/`` and reused when the ladder is re-run with the same parameters.
 
 from __future__ import annotations
 
-import argparse
 import csv
 import json
 import re
@@ -29,8 +28,20 @@ from typing import Any
 
 import numpy as np
 
-from .evaluate import _canonical, add_common_args, evaluate, options_from_args, resolve_rules
+from scopa_env.commands import Parser, run
+
+from .evaluate import (
+    _canonical,
+    add_common_args,
+    build_agent,
+    evaluate,
+    options_from_args,
+    resolve_rules,
+)
 from .stats import Z95, additive_ratings, bradley_terry
+
+# the evaluation protocol a cached pair was played under (2: fresh agents per seating)
+PROTOCOL = 2
 
 
 def _slug(spec: str) -> str:
@@ -49,14 +60,14 @@ def run_pairs(specs: Sequence[str], hands: int, seed: int, out: Path, rules: str
         a, b = specs[i], specs[j]
         path = pairs_dir / f"{i:02d}-{_slug(a)}__{j:02d}-{_slug(b)}.json"
         params = {"a": a, "b": b, "hands": hands, "seed": seed, "rules": rules,
-                  "players": players, "options": options or {}, "matches": matches}
-        if path.exists():
-            cached = json.loads(path.read_text(encoding="utf-8"))
-            if cached.get("params") == params:
-                results.append(cached["result"])
-                if log:
-                    print(f"{a} vs {b}: reusing {path}", file=log)
-                continue
+                  "players": players, "options": options or {}, "matches": matches,
+                  "protocol": PROTOCOL}
+        cached = _cached(path, params)
+        if cached is not None:
+            results.append(cached)
+            if log:
+                print(f"{a} vs {b}: reusing {path}", file=log)
+            continue
         res = evaluate(a, b, hands, seed, rules=rules, players=players, workers=workers,
                        options=options, progress=progress, matches=matches)
         path.write_text(json.dumps({"params": params, "result": res}, indent=1) + "\n",
@@ -68,6 +79,19 @@ def run_pairs(specs: Sequence[str], hands: int, seed: int, out: Path, rules: str
                   f"({res['elapsed_s']:.0f} s)", file=log)
         results.append(res)
     return results
+
+
+def _cached(path: Path, params: dict[str, Any]) -> dict[str, Any] | None:
+    """The cached result of a pair played with ``params``; None when there is none (an
+    unreadable or stale file is played again and overwritten)."""
+    try:
+        cached = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    if not isinstance(cached, dict) or cached.get("params") != params:
+        return None
+    result = cached.get("result")
+    return result if isinstance(result, dict) else None
 
 
 def fit(names: Sequence[str], results: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -205,7 +229,12 @@ def ladder(specs: Sequence[str], hands: int, seed: int, out: str | Path,
     if len(set(names)) != len(names):
         raise ValueError(f"the same agent is listed twice: {', '.join(names)}")
     r = resolve_rules(rules, players, options)
+    for spec in specs:  # every agent (a checkpoint too) is checked before any pair is played
+        build_agent(spec, 0)
     out = Path(out)
+    if out.exists() and not out.is_dir():
+        raise ValueError(f"--out {str(out)!r} is a file: give a folder for the ladder's files")
+    out.mkdir(parents=True, exist_ok=True)
     results = run_pairs(specs, hands, seed, out, rules, players, options, workers, matches,
                         progress, log)
     table = fit(names, results)
@@ -218,25 +247,25 @@ def ladder(specs: Sequence[str], hands: int, seed: int, out: str | Path,
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``scopa ladder SPEC SPEC ... --hands N --out DIR``."""
-    p = argparse.ArgumentParser(
+    p = Parser(
         prog="scopa ladder", description="Round robin of agents on paired deals; Elo and "
         "points-per-hand ratings (random = 0) as CSV, JSON, Markdown and PNG.")
     p.add_argument("specs", nargs="+", metavar="SPEC", help="agent specs (two or more)")
     add_common_args(p)
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
-    progress = sys.stderr.isatty() if args.progress is None else args.progress
-    try:
+
+    def command() -> int:
+        args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
+        progress = sys.stderr.isatty() if args.progress is None else args.progress
         res = ladder(args.specs, args.hands, args.seed, args.out, rules=args.rules,
                      players=args.players, options=options_from_args(args),
                      workers=args.workers, matches=args.matches, progress=progress,
                      log=sys.stderr)
-    except ValueError as e:
-        print(f"scopa ladder: error: {e}", file=sys.stderr)
-        return 2
-    print(ratings_markdown(res, res))
-    print(f"wrote {args.out}/ratings.csv, ratings.json, ladder.md, ladder.png")
-    return 0
+        print(ratings_markdown(res, res))
+        print(f"wrote {args.out}/ratings.csv, ratings.json, ladder.md, ladder.png")
+        return 0
+
+    return run("scopa ladder", command, top_level=argv is None)
 
 
 if __name__ == "__main__":

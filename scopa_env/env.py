@@ -34,6 +34,10 @@ one-hot last capturing team (own, other, nobody). See `scopa_env.observation`.
 `env.unwrapped.info_set(agent)` gives the same information as a structured
 `InfoSet` (for rule-based agents); `env.unwrapped.record` is the match's game
 record (game-record.md) once it is over.
+
+Nothing public reveals what a seat may not know: the full game state is private
+(`_state`), `record` holds only finished hands and no seed until the episode is over,
+and `np_random` is seeded from a value derived from the match seed, not the seed.
 """
 
 from __future__ import annotations
@@ -48,6 +52,7 @@ from .cards import CODES, cards_of
 from .game import GameState, IllegalMoveError, apply, new_match, raise_illegal
 from .moves import N_ACTIONS, action_text, legal_actions
 from .observation import OBS_DIM, InfoSet, encode, info_set
+from .play import derive_seed
 from .records import MatchRecorder
 from .rules import Rules, make_rules
 
@@ -97,12 +102,29 @@ class raw_env(AECEnv):
         })
         self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
         self.action_spaces = {a: spaces.Discrete(N_ACTIONS) for a in self.possible_agents}
-        self.state_: GameState | None = None
+        self._state: GameState | None = None
         self._seed_rng = np.random.default_rng()
 
     def _require_reset(self, what: str) -> None:
-        if self.state_ is None:
+        if self._state is None:
             raise RuntimeError(f"call reset() before {what}()")
+
+    def _require_live(self, what: str) -> None:
+        self._require_reset(what)
+        if not self.agents:
+            raise RuntimeError(f"{what}() after every agent is done: the episode is over, "
+                               f"call reset() to start a new one")
+
+    def _check_agent(self, agent: str) -> int:
+        seat = self.agent_name_mapping.get(agent)
+        if seat is None:
+            raise ValueError(f"unknown agent {agent!r}; the agents are "
+                             f"{', '.join(self.possible_agents)}")
+        return seat
+
+    def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
+        self._require_live("last")
+        return super().last(observe)
 
     def agent_iter(self, max_iter: int = 2**63):
         self._require_reset("agent_iter")
@@ -116,15 +138,18 @@ class raw_env(AECEnv):
 
     # -- episode -------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
+                                 or seed < 0):
+            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
         if seed is not None:
             self._seed_rng = np.random.default_rng(seed)
-            self.np_random, _ = _gym_rng(seed)
+            self.np_random, _ = _gym_rng(derive_seed(seed, 1))  # reveals nothing of the seed
         elif not hasattr(self, "np_random") or self.np_random is None:
             self.np_random, _ = _gym_rng(None)
         match_seed = int(self._seed_rng.integers(2**31)) if seed is None else int(seed)
         deck = (options or {}).get("deck")
-        self.state_ = new_match(self.rules, seed=match_seed, deck=deck)
-        self._recorder = MatchRecorder(self.state_, self._agent_names)
+        self._state = new_match(self.rules, seed=match_seed, deck=deck)
+        self._recorder = MatchRecorder(self._state, self._agent_names)
         self.agents = list(self.possible_agents)
         self.rewards = dict.fromkeys(self.agents, 0.0)
         self._cumulative_rewards = dict.fromkeys(self.agents, 0.0)
@@ -132,18 +157,18 @@ class raw_env(AECEnv):
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
         self._refresh_legal()
-        self.agent_selection = self.agents[self.state_.to_move]
+        self.agent_selection = self.agents[self._state.to_move]
 
     def _refresh_legal(self) -> None:
-        s = self.state_
+        s = self._state
         self._legal = [] if s.done else legal_actions(s.hands[s.to_move], s.table, s.rules)
 
     def step(self, action: int | None) -> None:
-        self._require_reset("step")
+        self._require_live("step")
         if self.terminations[self.agent_selection] or self.truncations[self.agent_selection]:
             self._was_dead_step(action)
             return
-        s = self.state_
+        s = self._state
         agent = self.agent_selection
         seat = self.agent_name_mapping[agent]
         if action is None or int(action) not in self._legal:
@@ -186,20 +211,27 @@ class raw_env(AECEnv):
     # -- views ---------------------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:
         self._require_reset("observe")
-        seat = self.agent_name_mapping[agent]
+        seat = self._check_agent(agent)
         mask = np.zeros(N_ACTIONS, dtype=np.int8)
-        if agent == self.agent_selection and not self.terminations[agent]:
+        if agent == self.agent_selection and not self.terminations.get(agent, True):
             mask[self._legal] = 1
-        return {"observation": encode(self.state_, seat), "action_mask": mask}
+        return {"observation": encode(self._state, seat), "action_mask": mask}
 
     def info_set(self, agent: str) -> InfoSet:
         """The agent's information set (legal moves filled in when it is to move)."""
-        return info_set(self.state_, self.agent_name_mapping[agent])
+        self._require_reset("info_set")
+        return info_set(self._state, self._check_agent(agent))
 
     @property
     def record(self) -> dict[str, Any]:
-        """The match's game record so far (complete once the match is over)."""
-        return self._recorder.record
+        """The match's game record so far: the finished hands (complete once the match
+        is over). Its ``seed``, which would reveal every deal, stays ``None`` until the
+        episode is over."""
+        self._require_reset("record")
+        rec = self._recorder.record
+        if not (self._state.done or all(self.terminations.values())):
+            rec["seed"] = None
+        return rec
 
     def render(self) -> str | None:
         self._require_reset("render")
@@ -207,7 +239,7 @@ class raw_env(AECEnv):
             import gymnasium
             gymnasium.logger.warn("render() called without a render_mode")
             return None
-        text = render_text(self.state_, self.agent_name_mapping[self.agent_selection])
+        text = render_text(self._state, self.agent_name_mapping[self.agent_selection])
         if self.render_mode == "human":
             print(text)
             return None

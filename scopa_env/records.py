@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .cards import CODES, RANK, RANK_MASK, SUIT, card_id, cards_of, mask_of
+from .commands import writable_file
 from .game import GameState, HandResult, IllegalMoveError, StepResult, apply, new_match
 from .moves import ACE_ALL_BASE, action_id
 from .rules import OPTION_NAMES, make_rules
@@ -64,8 +65,14 @@ def hand_entry(h: HandResult, moves: list[dict[str, Any]]) -> dict[str, Any]:
             "score": h.score}
 
 
+TAIL = 1 << 16  # bytes read at a time from the end of a file to find its last line
+
+
 def append_records(path: str | os.PathLike, records: list[dict[str, Any]]) -> None:
-    """Append records, one whole line each, flushed and fsynced."""
+    """Append records, one whole line each, flushed and fsynced. A file whose last line
+    is damaged (a write cut short) is refused (``RecordError`` naming the file and the
+    line), so a new record is never glued onto it."""
+    check_appendable(path)
     text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
     with open(path, "a", encoding="utf-8") as f:
         f.write(text)
@@ -73,11 +80,54 @@ def append_records(path: str | os.PathLike, records: list[dict[str, Any]]) -> No
         os.fsync(f.fileno())
 
 
-def read_records(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
-    """Yield records of a ``.jsonl`` file; a malformed line raises ``RecordError``
-    naming the file, the line number and the problem."""
-    with open(path, encoding="utf-8") as f:
-        for n, line in enumerate(f, 1):
+def check_appendable(path: str | os.PathLike) -> None:
+    """``RecordError`` unless records can be appended to ``path``: its folder exists, it
+    is not a folder, and its last line (if any) is a whole, well-formed record."""
+    try:
+        p = writable_file(path, "records file")
+    except ValueError as e:
+        raise RecordError(str(e)) from None
+    if not p.exists():
+        return
+    with open(p, "rb") as f:
+        size = f.seek(0, os.SEEK_END)
+        pos, tail = size, b""
+        while pos > 0 and b"\n" not in tail.rstrip():  # back to the last line's start
+            step = min(pos, TAIL)
+            pos -= step
+            f.seek(pos)
+            tail = f.read(step) + tail
+    body, _, after = tail.rpartition(b"\n")
+    if after.strip():
+        problem = "is incomplete (no newline at its end: a write was cut short?)"
+    else:
+        _, newline, last = body.rstrip().rpartition(b"\n")
+        if not last.strip():
+            return
+        first = pos == 0 and not newline  # the file's first line may start with a BOM
+        try:
+            check_schema(json.loads(last.decode("utf-8-sig" if first else "utf-8")))
+            return
+        except (ValueError, RecursionError) as e:  # JSON, UTF-8 and schema errors
+            problem = f"is damaged ({' '.join(str(e).split())})"
+    with open(p, "rb") as f:
+        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(TAIL), b""))
+    n = lines + 1 if after.strip() else lines - body[len(body.rstrip()):].count(b"\n")
+    raise RecordError(f"{p}:{n}: the last line {problem}; remove or repair it before "
+                      f"appending records to this file")
+
+
+def iter_records(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
+    """Yield ``(line number, record)`` for each record of a ``.jsonl`` file; a line that
+    is not UTF-8, not JSON or not a well-formed record raises ``RecordError`` naming the
+    file, the line number and the problem."""
+    with open(path, "rb") as f:
+        for n, raw in enumerate(f, 1):
+            try:
+                line = raw.decode("utf-8-sig" if n == 1 else "utf-8")
+            except UnicodeDecodeError as e:
+                raise RecordError(f"{path}:{n}: not UTF-8 text (byte 0x{raw[e.start]:02x} at "
+                                  f"column {e.start + 1})") from None
             if not line.strip():
                 continue
             try:
@@ -85,25 +135,45 @@ def read_records(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
             except json.JSONDecodeError as e:
                 raise RecordError(f"{path}:{n}: not valid JSON ({e.msg} at column {e.colno})"
                                   ) from None
+            except (ValueError, RecursionError) as e:  # huge numbers, deep nesting
+                raise RecordError(f"{path}:{n}: not usable JSON ({e})") from None
             try:
                 check_schema(rec)
             except RecordError as e:
                 raise RecordError(f"{path}:{n}: {e}") from None
-            yield rec
+            yield n, rec
+
+
+def read_records(path: str | os.PathLike) -> Iterator[dict[str, Any]]:
+    """Yield the records of a ``.jsonl`` file (``iter_records`` without line numbers)."""
+    for _, rec in iter_records(path):
+        yield rec
 
 
 def _req(d: Any, key: str, typ: Any, where: str) -> Any:
-    if not isinstance(d, dict) or key not in d:
+    if not isinstance(d, dict):
+        raise RecordError(f"{where} must be a JSON object")
+    if key not in d:
         raise RecordError(f"{where} lacks the field {key!r}")
     v = d[key]
-    ok = isinstance(v, typ) and not (typ is int and isinstance(v, bool))
+    ok = isinstance(v, typ) and not (isinstance(v, bool) and bool not in (
+        typ if isinstance(typ, tuple) else (typ,)))
     if not ok:
         raise RecordError(f"{where}.{key} has the wrong type ({type(v).__name__})")
     return v
 
 
+def _codes_field(d: Any, key: str, where: str) -> list[int]:
+    try:
+        return [card_id(c) for c in _req(d, key, list, where)]
+    except (ValueError, AttributeError, TypeError) as e:
+        if isinstance(e, RecordError):
+            raise
+        raise RecordError(f"{where}.{key}: {e}") from None
+
+
 def check_schema(rec: Any) -> None:
-    """Shape checks of one record (fields, types, card codes)."""
+    """Shape checks of one record (every field's presence and type, card codes, seats)."""
     if not isinstance(rec, dict):
         raise RecordError("a record must be a JSON object")
     if rec.get("format") != FORMAT:
@@ -113,33 +183,41 @@ def check_schema(rec: Any) -> None:
     if missing:
         raise RecordError(f"rules lacks option(s) {', '.join(missing)}")
     try:
-        make_rules(**rules)
+        players = make_rules(**rules).players
     except (ValueError, TypeError) as e:
         raise RecordError(f"rules: {e}") from None
-    _req(rec, "seed", int, "record")
-    _req(rec, "players", list, "record")
+    if _req(rec, "seed", int, "record") < 0:
+        raise RecordError(f"seed must be a non-negative integer, got {rec['seed']}")
+    names = _req(rec, "players", list, "record")
+    if len(names) != players or not all(isinstance(x, str) for x in names):
+        raise RecordError(f"players must list one agent name (a string) per seat, "
+                          f"{players} in all")
     hands = _req(rec, "hands", list, "record")
     for i, h in enumerate(hands):
         w = f"hands[{i}]"
-        _req(h, "dealer", int, w)
-        deck = _req(h, "deck", list, w)
-        try:
-            ids = [card_id(c) for c in deck]
-        except (ValueError, AttributeError) as e:
-            raise RecordError(f"{w}.deck: {e}") from None
+        if not 0 <= _req(h, "dealer", int, w) < players:
+            raise RecordError(f"{w}.dealer must be a seat, 0..{players - 1}")
+        ids = _codes_field(h, "deck", w)
         if len(ids) != 40 or len(set(ids)) != 40:
             raise RecordError(f"{w}.deck must list all 40 cards once")
         for j, m in enumerate(_req(h, "moves", list, w)):
             mw = f"{w}.moves[{j}]"
-            _req(m, "seat", int, mw)
+            if not 0 <= _req(m, "seat", int, mw) < players:
+                raise RecordError(f"{mw}.seat must be a seat, 0..{players - 1}")
             try:
                 card_id(_req(m, "card", str, mw))
-                [card_id(c) for c in _req(m, "capture", list, mw)]
-            except (ValueError, AttributeError) as e:
+            except ValueError as e:
                 raise RecordError(f"{mw}: {e}") from None
+            _codes_field(m, "capture", mw)
             _req(m, "scopa", bool, mw)
+        _req(h, "last_capture_team", (int, type(None)), w)
+        _codes_field(h, "leftover", w)
         _req(h, "score", list, w)
-    _req(rec, "match_score", list, "record")
+    score = _req(rec, "match_score", list, "record")
+    if len(score) != 2 or not all(isinstance(x, int) and not isinstance(x, bool)
+                                  for x in score):
+        raise RecordError("match_score must be two integers, one per team")
+    _req(rec, "winner", (int, type(None)), "record")
 
 
 def record_action(state: GameState, move: dict[str, Any]) -> int:
@@ -169,7 +247,10 @@ def replay(rec: dict[str, Any]) -> Iterator[ReplayStep]:
     hands = rec["hands"]
     if not hands:
         raise RecordError("record has no hands")
-    state = new_match(rules, seed=rec["seed"], deck=hands[0]["deck"])
+    try:
+        state = new_match(rules, seed=rec["seed"], deck=hands[0]["deck"])
+    except ValueError as e:
+        raise RecordError(f"hands[0].deck: {e}") from None
     for i, h in enumerate(hands):
         if state.dealer != h["dealer"]:
             raise RecordError(f"hands[{i}]: dealer is {h['dealer']}, the rotation gives "
@@ -200,25 +281,28 @@ def replay(rec: dict[str, Any]) -> Iterator[ReplayStep]:
 
 
 def verify_record(rec: dict[str, Any]) -> None:
-    """Replay ``rec`` and check every recorded flag, score and the result;
-    raises ``RecordError`` at the first difference."""
+    """Replay ``rec`` and check every recorded field against the engine: each move's
+    seat, card, captured cards (an ace that takes all lists every table card) and scopa
+    flag, each hand's dealer, deck, last capturing team, leftover and score, and the
+    match score and winner; raises ``RecordError`` at the first difference."""
     check_schema(rec)
-    moves_seen: list[dict[str, Any]] = []
     last: ReplayStep | None = None
     for st in replay(rec):
         h = rec["hands"][st.hand]
         m = h["moves"][st.index]
         r = st.result
-        if m["scopa"] != r.move.scopa:
-            raise RecordError(f"hands[{st.hand}].moves[{st.index}]: scopa recorded "
-                              f"{m['scopa']}, engine says {r.move.scopa}")
-        moves_seen.append(m)
+        where = f"hands[{st.hand}].moves[{st.index}]"
+        got = {"seat": r.move.seat, "card": CODES[r.move.card],
+               "capture": _codes(r.move.capture), "scopa": r.move.scopa}
+        for key, value in got.items():
+            if m[key] != value:
+                raise RecordError(f"{where}: {key} recorded {m[key]!r}, engine says {value!r}")
         if r.hand is not None:
-            got = hand_entry(r.hand, h["moves"])
+            entry = hand_entry(r.hand, h["moves"])
             for key in ("last_capture_team", "leftover", "score", "deck", "dealer"):
-                if got[key] != h[key]:
+                if entry[key] != h[key]:
                     raise RecordError(f"hands[{st.hand}].{key}: recorded {h[key]!r}, engine "
-                                      f"gives {got[key]!r}")
+                                      f"gives {entry[key]!r}")
         last = st
     assert last is not None
     final = last.state_before.copy()
@@ -226,16 +310,18 @@ def verify_record(rec: dict[str, Any]) -> None:
     if list(final.match_score) != list(rec["match_score"]):
         raise RecordError(f"match_score: recorded {rec['match_score']}, engine gives "
                           f"{final.match_score}")
-    if final.winner != rec.get("winner"):
-        raise RecordError(f"winner: recorded {rec.get('winner')}, engine gives {final.winner}")
+    if final.winner != rec["winner"]:
+        raise RecordError(f"winner: recorded {rec['winner']}, engine gives {final.winner}")
 
 
 def load_and_verify(path: str | Path) -> int:
-    """Verify every record of a file; returns how many there were."""
+    """Verify every record of a file; returns how many there were. An error names the
+    file and the line of the record."""
     n = 0
-    for n, rec in enumerate(read_records(path), 1):
+    for line, rec in iter_records(path):
         try:
             verify_record(rec)
         except RecordError as e:
-            raise RecordError(f"{path}: record {n}: {e}") from None
+            raise RecordError(f"{path}:{line}: {e}") from None
+        n += 1
     return n

@@ -10,13 +10,21 @@ A checkpoint is a dict of tensors and plain JSON-able metadata:
   (state dicts of the past-policy opponents) and ``rng`` (python, numpy, torch states).
 
 A corrupt file or one from an incompatible version fails with ``CheckpointError``
-naming the file and what is wrong.
+naming the file and what is wrong; a file holding anything but tensors and plain data
+(which could run code when unpickled) is refused, never loaded.
+
+``save_atomic`` writes ``.NAME.PID.*.tmp`` next to the target first; a run killed
+mid-save leaves that file behind, and ``clean_stale_temps`` removes the ones whose
+writer process is gone (training does it on every start and resume).
 """
 
 from __future__ import annotations
 
 import os
+import re
 import tempfile
+import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +45,8 @@ def save_atomic(obj: dict[str, Any], path: str | Path) -> Path:
     """``torch.save`` to a temp file in the same folder, fsync, then ``os.replace``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp",
+                               dir=path.parent)
     umask = os.umask(0)
     os.umask(umask)
     try:
@@ -54,6 +63,60 @@ def save_atomic(obj: dict[str, Any], path: str | Path) -> Path:
     return path
 
 
+_TEMP = re.compile(r"\..+\.pt\.(?:(\d+)\.)?[^.]+\.tmp")
+STALE_SECONDS = 600  # a temp file without a writer id counts as stale after this long
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # someone else's process: assume it is still writing
+    return True
+
+
+def clean_stale_temps(folder: str | Path) -> list[Path]:
+    """Remove the temp files of ``save_atomic`` in ``folder`` whose writer is gone (a
+    run killed mid-save); returns what was removed. A temp file of a live process is
+    kept; one without a process id (older versions) once it is ``STALE_SECONDS`` old."""
+    removed = []
+    folder = Path(folder)
+    if not folder.is_dir():
+        return removed
+    for p in folder.glob(".*.tmp"):
+        m = _TEMP.fullmatch(p.name)
+        if m is None or not p.is_file():
+            continue
+        try:
+            stale = (not _alive(int(m.group(1))) if m.group(1)
+                     else time.time() - p.stat().st_mtime > STALE_SECONDS)
+            if stale:
+                p.unlink()
+                removed.append(p)
+        except OSError:  # gone already, or not ours to remove
+            continue
+    return removed
+
+
+def _refusal(p: Path, e: Exception) -> str:
+    """Why ``torch.load(weights_only=True)`` refused ``p``, in our words."""
+    text = str(e)
+    found = re.search(r"GLOBAL ([\w.]+)|[Uu]nsupported global:? ([\w.]+)", text)
+    if found:
+        return (f"checkpoint {str(p)!r} holds Python objects, not only tensors and plain data "
+                f"(it names {found.group(1) or found.group(2)}); loading it could run code, so "
+                f"it is refused. Only checkpoints written by train.py can be used")
+    if isinstance(e, EOFError) or not p.stat().st_size:
+        reason = "it is empty or cut short"
+    elif "zip" in text.lower() or "central directory" in text:
+        reason = "a damaged or truncated archive"
+    else:
+        reason = "its data cannot be read as tensors and plain data"
+    return f"checkpoint {str(p)!r} is corrupt or not a torch checkpoint ({reason})"
+
+
 def load_checkpoint(path: str | Path, kind: str | None = None) -> dict[str, Any]:
     """Read and check a checkpoint; ``kind="training"`` also requires resume state."""
     p = Path(path)
@@ -66,11 +129,14 @@ def load_checkpoint(path: str | Path, kind: str | None = None) -> dict[str, Any]
     if not p.is_file():
         raise CheckpointError(f"checkpoint {str(p)!r} does not exist")
     try:
-        ck = torch.load(p, map_location="cpu", weights_only=True)
+        with warnings.catch_warnings():  # torch's advice on unusual pickles is not ours
+            warnings.simplefilter("ignore")
+            ck = torch.load(p, map_location="cpu", weights_only=True)
+    except OSError as e:
+        raise CheckpointError(f"checkpoint {str(p)!r} cannot be read: {e.strerror or e}"
+                              ) from None
     except Exception as e:  # truncated zip, random bytes, pickled objects, ...
-        first = str(e).strip().splitlines()[0] if str(e).strip() else type(e).__name__
-        raise CheckpointError(f"checkpoint {str(p)!r} is corrupt or not a torch checkpoint "
-                              f"(torch.load(weights_only=True) failed: {first})") from None
+        raise CheckpointError(_refusal(p, e)) from None
     if not isinstance(ck, dict) or ck.get("format") != FORMAT:
         raise CheckpointError(f"checkpoint {str(p)!r} is not a scopa PPO checkpoint "
                               f"(no format={FORMAT!r} field)")
@@ -86,6 +152,12 @@ def load_checkpoint(path: str | Path, kind: str | None = None) -> dict[str, Any]
     missing = [k for k in need if k not in ck]
     if missing:
         raise CheckpointError(f"checkpoint {str(p)!r} lacks {', '.join(missing)}")
+    types = {"net": dict, "rules": dict, "model": dict, "config": dict, "optimizer": dict,
+             "rng": dict, "counters": dict, "past_pool": list}
+    wrong = [k for k in need if not isinstance(ck[k], types[k])]
+    if wrong:
+        raise CheckpointError(f"checkpoint {str(p)!r} is damaged: field(s) "
+                              f"{', '.join(wrong)} have the wrong type")
     ck["path"] = str(p)
     return ck
 
@@ -102,7 +174,7 @@ def build_model(ck: dict[str, Any]) -> PolicyNet:
     try:
         net = PolicyNet(NetConfig.from_dict(ck["net"]), initialise=False)
         net.load_state_dict(ck["model"])
-    except (KeyError, TypeError, ValueError, RuntimeError) as e:
+    except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as e:
         lines = [x.strip() for x in str(e).strip().splitlines() if x.strip()]
         detail = next((x for x in lines if "size mismatch" in x or "Missing" in x
                        or "Unexpected" in x), lines[0] if lines else type(e).__name__)

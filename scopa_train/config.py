@@ -9,15 +9,20 @@ from __future__ import annotations
 
 import dataclasses
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from agents import check_spec
 from scopa_env.rules import NAMED_RULES, OPTION_NAMES, make_rules
 
 OPPONENT_KINDS = ("self", "past", "random", "greedy", "expert")
+MAX_SEED = 2**63 - 1
+# a run name is one folder name: it cannot place the run outside runs_dir
+NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
 
 
 class ConfigError(ValueError):
@@ -37,8 +42,9 @@ class TrainConfig:
     """All hyperparameters of a PPO self-play run (see configs/default.yaml)."""
 
     # -- run ------------------------------------------------------------------------
-    name: str = _f("default", "run name; the run directory is runs/NAME-TIMESTAMP")
-    seed: int = _f(1, "seed of everything (deals, sampling, minibatches)", lo=0)
+    name: str = _f("default", "run name (letters, digits and _ . + -, starting with a letter "
+                   "or digit); the run directory is runs/NAME-TIMESTAMP")
+    seed: int = _f(1, "seed of everything (deals, sampling, minibatches)", lo=0, hi=MAX_SEED)
     runs_dir: str = _f("runs", "parent folder of run directories")
     torch_threads: int = _f(1, "torch.set_num_threads (0 = one per CPU core)", lo=0, hi=256)
     device: str = _f("auto", "where the learner and the batched policy forward run: 'auto' "
@@ -96,7 +102,8 @@ class TrainConfig:
     eval_hands: int = _f(200, "paired hands per evaluation opponent", lo=1)
     eval_opponents: list = _f(["random", "greedy", "expert"],
                               "baselines evaluated against (agent specs)")
-    eval_seed: int = _f(2024, "evaluation seed (fixed: same deals every time)", lo=0)
+    eval_seed: int = _f(2024, "evaluation seed (fixed: same deals every time)", lo=0,
+                        hi=MAX_SEED)
     eval_workers: int = _f(1, "evaluator worker processes", lo=1, hi=64)
     best_metric: str = _f("greedy", "eval opponent whose margin picks the best checkpoint")
     checkpoint_every_steps: int = _f(500_000, "env steps between periodic checkpoints "
@@ -185,7 +192,13 @@ def validate(cfg: TrainConfig) -> None:
                 raise ConfigError(f"config key {name!r} = {value!r} is out of range: "
                                   f"allowed {rng}; {m['help']}")
     # structured keys
-    bad = sorted(set(cfg.opponents) - set(OPPONENT_KINDS))
+    if not NAME_RE.fullmatch(cfg.name):
+        raise ConfigError(f"config key 'name' = {cfg.name!r} must be a plain folder name: "
+                          f"letters, digits and _ . + - (at most 100, starting with a letter "
+                          f"or digit), no '/' or '..'")
+    if not cfg.runs_dir.strip() or "\0" in cfg.runs_dir:
+        raise ConfigError(f"config key 'runs_dir' must name a folder, got {cfg.runs_dir!r}")
+    bad = sorted(map(str, set(cfg.opponents) - set(OPPONENT_KINDS)))
     if bad:
         raise ConfigError(f"config key 'opponents' has unknown kind(s) {', '.join(bad)}; "
                           f"allowed: {', '.join(OPPONENT_KINDS)}")
@@ -198,13 +211,20 @@ def validate(cfg: TrainConfig) -> None:
     for spec in cfg.eval_opponents:
         if not isinstance(spec, str) or not spec:
             raise ConfigError(f"config key 'eval_opponents' must list agent specs, got {spec!r}")
+        try:
+            check_spec(spec)
+        except ValueError as e:
+            raise ConfigError(f"config key 'eval_opponents': {e}") from None
+    if len(set(cfg.eval_opponents)) != len(cfg.eval_opponents):
+        raise ConfigError(f"config key 'eval_opponents' lists an agent twice: "
+                          f"{cfg.eval_opponents!r}")
     if cfg.eval_every_steps and cfg.best_metric not in cfg.eval_opponents:
         raise ConfigError(f"config key 'best_metric' = {cfg.best_metric!r} must be one of "
                           f"eval_opponents {cfg.eval_opponents!r}")
     if cfg.ent_coef_final > cfg.ent_coef:
         raise ConfigError(f"config key 'ent_coef_final' ({cfg.ent_coef_final}) must not exceed "
                           f"'ent_coef' ({cfg.ent_coef})")
-    unknown = sorted(set(cfg.rules_options) - set(OPTION_NAMES) - {"name", "players"})
+    unknown = sorted(map(str, set(cfg.rules_options) - set(OPTION_NAMES) - {"name", "players"}))
     if unknown:
         raise ConfigError(f"config key 'rules_options' has unknown rules option(s) "
                           f"{', '.join(unknown)}; allowed: {', '.join(OPTION_NAMES[2:])}")
@@ -213,17 +233,22 @@ def validate(cfg: TrainConfig) -> None:
                           "use the top-level keys 'players' and 'rules'")
     try:
         make_rules(cfg.rules, **cfg.rules_kwargs)
-    except ValueError as e:
+    except (ValueError, TypeError) as e:
         raise ConfigError(f"config keys 'rules'/'players'/'rules_options': {e}") from None
+
+
+def _yaml_value(item: str, raw: str) -> Any:
+    try:
+        return yaml.safe_load(raw)
+    except (yaml.YAMLError, RecursionError) as e:
+        raise ConfigError(f"--set {item}: cannot parse the value "
+                          f"({' '.join(str(e).split()) or type(e).__name__})") from None
 
 
 def parse_value(name: str, raw: str) -> Any:
     """A ``--set key=value`` value, parsed as YAML (``0.1``, ``true``, ``[a, b]``,
     ``{self: 1}``); strings stay strings."""
-    try:
-        value = yaml.safe_load(raw)
-    except yaml.YAMLError as e:
-        raise ConfigError(f"--set {name}={raw}: cannot parse the value ({e})") from None
+    value = _yaml_value(f"{name}={raw}", raw)
     t = _field_type(name)
     if t is str and not isinstance(value, str):
         value = raw
@@ -244,9 +269,10 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
         if sub:
             if _field_type(top) is not dict:
                 raise ConfigError(f"config key {top!r} is not a mapping: use --set {top}=VALUE")
-            current = dict(data.get(top, getattr(TrainConfig(), top)))
-            current[sub] = yaml.safe_load(raw)
-            data[top] = current
+            current = data.get(top, getattr(TrainConfig(), top))
+            if not isinstance(current, dict):
+                raise ConfigError(f"config key {top!r} must be a mapping, got {current!r}")
+            data[top] = {**current, sub: _yaml_value(item, raw)}
         else:
             data[top] = parse_value(top, raw)
     return data
@@ -256,9 +282,9 @@ def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfi
     if not isinstance(data, dict):
         raise ConfigError(f"{source} must be a mapping of keys to values, got "
                           f"{type(data).__name__}")
-    unknown = sorted(set(data) - set(FIELDS))
+    unknown = sorted(map(repr, set(data) - set(FIELDS)))
     if unknown:
-        raise ConfigError(f"unknown config key(s) {', '.join(map(repr, unknown))} in {source}; "
+        raise ConfigError(f"unknown config key(s) {', '.join(unknown)} in {source}; "
                           f"allowed keys: {', '.join(FIELDS)}")
     data = {name: _coerce_float(name, value) for name, value in data.items()}
     return TrainConfig(**data)
@@ -285,12 +311,25 @@ def load_config(path: str | Path | None, overrides: list[str] | None = None,
     source = "config"
     if path is not None:
         p = Path(path)
-        if not p.is_file():
+        if not p.exists():
             raise ConfigError(f"config file {str(p)!r} does not exist")
+        if not p.is_file():
+            raise ConfigError(f"config file {str(p)!r} is not a file")
         try:
-            loaded = yaml.safe_load(p.read_text()) or {}
+            text = p.read_bytes().decode("utf-8")
+        except UnicodeDecodeError as e:
+            line = p.read_bytes()[:e.start].count(b"\n") + 1
+            raise ConfigError(f"config file {str(p)!r} is not UTF-8 text (line {line})"
+                              ) from None
+        except OSError as e:
+            raise ConfigError(f"config file {str(p)!r} cannot be read: {e.strerror}") from None
+        try:
+            loaded = yaml.safe_load(text) or {}
         except yaml.YAMLError as e:
-            raise ConfigError(f"config file {str(p)!r} is not valid YAML: {e}") from None
+            raise ConfigError(f"config file {str(p)!r} is not valid YAML: "
+                              f"{' '.join(str(e).split())}") from None
+        except RecursionError:
+            raise ConfigError(f"config file {str(p)!r} is nested too deeply") from None
         if not isinstance(loaded, dict):
             raise ConfigError(f"config file {str(p)!r} must be a mapping of keys to values")
         data.update(loaded)

@@ -88,14 +88,27 @@ def _reporter(status: Status | None, what: str) -> Callable[[int, int], None] | 
     return lambda done, total: status(f"{what}: {done}/{total} deals and matches")
 
 
+class PolicyFactory:
+    """The current policy as an agent factory ``seed -> PolicyAgent``: the evaluator
+    makes a fresh agent for each seating of each unit (evaluation.md, fair play)."""
+
+    spec = "current-policy"
+
+    def __init__(self, net: PolicyNet) -> None:
+        self.net = net
+
+    def __call__(self, seed: int) -> Any:
+        from scopa_policy.agent import PolicyAgent
+
+        return PolicyAgent(self.net, spec=self.spec, seed=seed)
+
+
 def evaluate_policy(net: PolicyNet, opponents: list[str], hands: int, seed: int, rules: str,
                     players: int, options: dict[str, Any], anchors: dict[str, float],
                     status: Status | None = None) -> dict[str, Any]:
     """Margins (with 95% intervals) against each opponent and the fitted rating.
     ``status(text)`` is told which opponent is being played and how far it is."""
-    from scopa_policy.agent import PolicyAgent
-
-    agent = PolicyAgent(net, spec="current-policy")
+    agent = PolicyFactory(net)
     out: dict[str, Any] = {"margins": {}}
     fits = []
     for spec in opponents:

@@ -34,6 +34,7 @@ from scopa_policy.checkpoint import (
     FORMAT,
     VERSION,
     CheckpointError,
+    clean_stale_temps,
     load_checkpoint,
     policy_checkpoint,
     save_atomic,
@@ -41,7 +42,7 @@ from scopa_policy.checkpoint import (
 from scopa_policy.features import ACTION_DIM
 from scopa_policy.network import NetConfig, PolicyNet, count_parameters
 
-from .config import TrainConfig, config_from_dict
+from .config import ConfigError, TrainConfig, config_from_dict
 from .evaluation import calibrate, evaluate_policy
 from .ppo import UpdateStats, ppo_update
 from .rollout import PAST, RolloutCollector, RolloutStats, sample_opponents
@@ -105,14 +106,43 @@ def rollout_length(cfg: TrainConfig) -> int:
 
 
 def make_run_dir(cfg: TrainConfig) -> Path:
+    """``runs_dir/NAME-TIMESTAMP[-k]/checkpoints``, created; always inside ``runs_dir``."""
+    runs = Path(cfg.runs_dir)
+    if runs.exists() and not runs.is_dir():
+        raise ConfigError(f"config key 'runs_dir' = {cfg.runs_dir!r} is a file, not a folder")
     stamp = datetime.now().strftime("%Y%m%d-%H%M%S")
-    base = Path(cfg.runs_dir) / f"{cfg.name}-{stamp}"
+    base = runs / f"{cfg.name}-{stamp}"
     path, k = base, 1
     while path.exists():
         k += 1
         path = Path(f"{base}-{k}")
+    if path.resolve().parent != runs.resolve():
+        raise ConfigError(f"config key 'name' = {cfg.name!r} would place the run outside "
+                          f"runs_dir {cfg.runs_dir!r}")
     (path / "checkpoints").mkdir(parents=True)
     return path
+
+
+def clean_run_temps(run_dir: Path, log: Callable[[str], None]) -> None:
+    """Remove temp checkpoint files that a killed save left in a run directory."""
+    removed = clean_stale_temps(run_dir / "checkpoints") + clean_stale_temps(run_dir)
+    if removed:
+        log(f"removed {len(removed)} temporary file(s) left by an interrupted save in "
+            f"{run_dir}")
+
+
+def check_eval_opponents(cfg: TrainConfig) -> None:
+    """Build every evaluation opponent once (a ``ckpt:`` file is read), so a missing or
+    bad one fails before the run starts, not at the first evaluation."""
+    import agents
+
+    if not cfg.eval_every_steps:
+        return
+    for spec in cfg.eval_opponents:
+        try:
+            agents.make_agent(spec, seed=0)
+        except ValueError as e:
+            raise ConfigError(f"config key 'eval_opponents': {spec!r}: {e}") from None
 
 
 def _rng_state(np_rng: np.random.Generator, device: torch.device) -> dict[str, Any]:
@@ -197,13 +227,18 @@ class Trainer:
         try:
             self.net.load_state_dict(ck["model"])
             self.optimizer.load_state_dict(ck["optimizer"])
-        except (ValueError, RuntimeError, KeyError) as e:
+        except (ValueError, RuntimeError, KeyError, TypeError) as e:
             raise CheckpointError(f"checkpoint {ck.get('path')!r} does not fit this config's "
                                   f"network/optimizer: {str(e).splitlines()[0]}") from None
-        self.past_pool = [dict(sd) for sd in ck["past_pool"]]
-        self.counters = Counters.from_dict(ck["counters"])
-        self.anchors = ck.get("anchors")
-        _set_rng_state(ck["rng"], self.np_rng, self.device)
+        try:
+            self.past_pool = [dict(sd) for sd in ck["past_pool"]]
+            self.counters = Counters.from_dict(ck["counters"])
+            self.anchors = ck.get("anchors")
+            _set_rng_state(ck["rng"], self.np_rng, self.device)
+        except (ValueError, RuntimeError, KeyError, TypeError) as e:
+            raise CheckpointError(f"checkpoint {ck.get('path')!r} is damaged: its resume "
+                                  f"state cannot be restored ({type(e).__name__}: "
+                                  f"{str(e).splitlines()[0] if str(e) else ''})") from None
 
     def checkpoint_dict(self) -> dict[str, Any]:
         return {"format": FORMAT, "version": VERSION, "kind": "training",
@@ -437,6 +472,12 @@ def start(cfg: TrainConfig, progress: bool = True, stop_after_updates: int | Non
           log: Callable[[str], None] = print) -> dict[str, Any]:
     """A new run: ``runs/NAME-TIMESTAMP/`` with the resolved config, then train."""
     cfg.torch_device()  # a device that is not there fails before the run directory exists
+    check_eval_opponents(cfg)
+    runs = Path(cfg.runs_dir)
+    if runs.is_dir():  # earlier runs killed mid-save
+        for old in sorted(runs.iterdir()):
+            if old.is_dir():
+                clean_run_temps(old, log)
     run_dir = make_run_dir(cfg)
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     trainer = Trainer(cfg, run_dir, progress=progress, log=log)
@@ -451,12 +492,21 @@ def resume(path: str | Path, overrides: dict[str, Any] | None = None, progress: 
     """Continue the run of a training checkpoint (or run directory) where it stopped.
     ``overrides`` may change keys that do not alter the network (e.g. total_env_steps)."""
     ck = load_checkpoint(path, kind="training")
+    ck_path = Path(ck["path"]).resolve()
+    if ck_path.parent.name != "checkpoints":
+        raise CheckpointError(f"checkpoint {ck['path']!r} is not in a run directory "
+                              f"(RUN/checkpoints/NAME.pt): resume a run directory written by "
+                              f"train.py, or one of its checkpoints")
     data = dict(ck["config"])
     data.update(overrides or {})
     cfg = config_from_dict(data, f"checkpoint {ck['path']}")
-    run_dir = Path(ck["path"]).resolve().parent.parent
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    cfg.torch_device()
+    check_eval_opponents(cfg)
+    run_dir = ck_path.parent.parent
+    clean_run_temps(run_dir, log)
     trainer = Trainer(cfg, run_dir, resume=ck, progress=progress, log=log)
+    # only once the checkpoint fits the config: a refused resume changes nothing
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     log(f"resuming {run_dir} at update {trainer.counters.update}, "
         f"{trainer.counters.env_steps:,} env steps")
     out = trainer.train(stop_after_updates)

@@ -47,7 +47,7 @@ def play_random(env, seed, max_steps=100_000):
 def test_match_reward(players):
     env = scopa_env.env(players=players)
     totals, _ = play_random(env, 3)
-    winner = env.unwrapped.state_.winner
+    winner = env.unwrapped._state.winner
     for agent, total in totals.items():
         seat = env.unwrapped.agent_name_mapping[agent]
         assert total == (1.0 if seat % 2 == winner else -1.0)
@@ -67,7 +67,7 @@ def test_points_reward_per_hand_episode():
 def test_points_reward_over_a_match_sums_hand_margins():
     env = scopa_env.env(reward="points", players=4)
     totals, _ = play_random(env, 5)
-    s = env.unwrapped.state_
+    s = env.unwrapped._state
     margin = s.match_score[0] - s.match_score[1]
     assert totals["player_0"] == totals["player_2"] == margin
     assert totals["player_1"] == totals["player_3"] == -margin
@@ -79,7 +79,7 @@ def test_action_mask_only_for_agent_to_move():
     for agent in env.possible_agents:
         mask = env.observe(agent)["action_mask"]
         if agent == env.agent_selection:
-            legal = env.unwrapped.state_.legal_actions()
+            legal = env.unwrapped._state.legal_actions()
             assert np.flatnonzero(mask).tolist() == legal
         else:
             assert not mask.any()
@@ -121,7 +121,7 @@ def test_render_ansi_shows_only_the_viewers_hand():
     env = scopa_env.env(render_mode="ansi")
     env.reset(seed=4)
     text = env.render()
-    s = env.unwrapped.state_
+    s = env.unwrapped._state
     assert "Table:" in text and "Legal moves:" in text and "Match score" in text
     assert "3 cards" in text  # the opponent's hand is a count
     from scopa_env.cards import CODES
@@ -173,3 +173,4 @@ def test_calls_before_reset_are_refused():
     for call in (lambda: env.step(0), lambda: env.observe("player_0"), env.agent_iter):
         with pytest.raises(RuntimeError, match="call reset"):
             call()
+

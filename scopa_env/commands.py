@@ -1,0 +1,133 @@
+"""Command-line plumbing shared by every command of the kit (``scopa ...``, ``train.py``).
+
+A bad argument or input gets one line on stderr that names it and what is allowed,
+and a non-zero exit status; never a traceback:
+
+- ``Parser``: an ``argparse.ArgumentParser`` whose usage errors raise ``UsageError``
+  (one line, with a pointer to ``--help``) instead of printing usage and exiting;
+- ``positive_int`` / ``non_negative_int`` / ``seed_arg``: argument types with clear
+  messages;
+- ``writable_file(path, what)``: refuse an output path that cannot be written, before
+  any work starts;
+- ``run(prog, fn)``: call ``fn()`` and turn the errors a user can cause (bad input,
+  files, Ctrl-C) into that one line and an exit status.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import secrets
+import signal
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+INTERRUPTED = 130  # the shell's status for a command stopped by Ctrl-C (128 + SIGINT)
+
+
+class UsageError(ValueError):
+    """A bad command line (unknown option, missing or malformed argument)."""
+
+
+class Parser(argparse.ArgumentParser):
+    """``ArgumentParser`` whose errors raise ``UsageError`` with one line of text."""
+
+    def error(self, message: str):  # type: ignore[override]
+        raise UsageError(f"{message} (see {self.prog} --help)")
+
+
+def _int(text: str) -> int:
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+
+
+def positive_int(text: str) -> int:
+    """An argument type: an integer >= 1."""
+    v = _int(text)
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {v}")
+    return v
+
+
+def non_negative_int(text: str) -> int:
+    """An argument type: an integer >= 0."""
+    v = _int(text)
+    if v < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {v}")
+    return v
+
+
+MAX_SEED = 2**63 - 1
+
+
+def fresh_seed() -> int:
+    """A seed nobody can have predicted (from the operating system's entropy)."""
+    return secrets.randbelow(MAX_SEED + 1)
+
+
+def seed_arg(text: str) -> int:
+    """An argument type: a seed in 0 .. 2**63 - 1, or ``fresh`` for an unpredictable one."""
+    if text.strip().lower() == "fresh":
+        return fresh_seed()
+    v = _int(text)
+    if not 0 <= v <= MAX_SEED:
+        raise argparse.ArgumentTypeError(f"must be in 0..{MAX_SEED} or 'fresh', got {v}")
+    return v
+
+
+def writable_file(path: str | os.PathLike, what: str = "output file") -> Path:
+    """``path`` if a file can be created or replaced there, else ``ValueError`` naming
+    the problem (missing folder, a folder in the way, no permission)."""
+    p = Path(path)
+    folder = p.parent if str(p.parent) else Path(".")
+    if p.is_dir():
+        raise ValueError(f"{what} {p} is a folder, not a file")
+    if not folder.is_dir():
+        raise ValueError(f"cannot write {what} {p}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
+        raise ValueError(f"cannot write {what} {p}: permission denied")
+    return p
+
+
+def describe(e: BaseException) -> str:
+    """One line for an error a user can cause."""
+    if isinstance(e, OSError) and e.strerror and e.filename is not None:
+        return f"{e.strerror}: {str(e.filename)!r}"
+    return " ".join(str(e).split()) or type(e).__name__
+
+
+def fail(prog: str, message: str, status: int = 2) -> int:
+    """Print ``prog: error: message`` (one line) and return ``status``."""
+    print(f"{prog}: error: {message}", file=sys.stderr, flush=True)
+    return status
+
+
+def ignore_interrupts() -> None:
+    """The process is about to exit: a late Ctrl-C must not break into its shutdown
+    (where Python would print a traceback from an exit handler)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def run(prog: str, fn: Callable[[], int], top_level: bool = False) -> int:
+    """``fn()``'s status; bad input, file errors and Ctrl-C become one line on stderr (a
+    ``KeyboardInterrupt``'s text, if any, says what the interruption left behind), and
+    output piped into a reader that is gone (``| head``) stops quietly. ``top_level``:
+    the process exits next (``main()`` called from the command line), so Ctrl-C is
+    ignored once ``fn`` is done."""
+    try:
+        return fn()
+    except KeyboardInterrupt as e:
+        print(f"\n{prog}: {str(e) or 'interrupted'}", file=sys.stderr, flush=True)
+        return INTERRUPTED
+    except BrokenPipeError:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())  # no second error when Python flushes
+        return 0
+    except (ValueError, OSError) as e:  # every error class of the kit is a ValueError
+        return fail(prog, describe(e))
+    finally:
+        if top_level:
+            ignore_interrupts()
