@@ -51,6 +51,20 @@ function cardEl(code, extra) {
   return c;
 }
 
+// "<seat> played <card> capturing <cards>" / "onto the table": the move just played
+function moveLine(mv, label) {
+  const line = el("div", "move-line");
+  line.appendChild(el("span", "", label + " played"));
+  line.appendChild(cardEl(mv.card, "played"));
+  if (mv.capture.length) {
+    line.appendChild(el("span", "", mv.takes_all ? "taking the whole table:" : "capturing"));
+    for (const c of mv.capture) line.appendChild(cardEl(c, "captured"));
+  } else {
+    line.appendChild(el("span", "", "onto the table"));
+  }
+  return line;
+}
+
 function backEl() {
   const c = el("div", "card back");
   c.title = "a hidden card";

@@ -73,16 +73,7 @@ function renderMove() {
   box.dataset.seat = LAST ? String(LAST.seat) : "";
   box.dataset.text = LAST ? LAST.text : "";
   if (!LAST) { box.textContent = "—"; return; }
-  const line = el("div", "move-line");
-  line.appendChild(el("span", "", seatLabel(LAST.seat) + " played"));
-  line.appendChild(cardEl(LAST.card, "played"));
-  if (LAST.capture.length) {
-    line.appendChild(el("span", "", LAST.takes_all ? "taking the whole table:" : "capturing"));
-    for (const c of LAST.capture) line.appendChild(cardEl(c, "captured"));
-  } else {
-    line.appendChild(el("span", "", "onto the table"));
-  }
-  box.appendChild(line);
+  box.appendChild(moveLine(LAST, seatLabel(LAST.seat)));
   if (LAST.scopa) box.appendChild(el("div", "scopa-flag", "SCOPA!"));
 }
 

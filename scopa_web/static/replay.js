@@ -52,16 +52,7 @@ function renderMove(f) {
                        seatLabel(f.dealer) + "."));
     return;
   }
-  const line = el("div", "move-line");
-  line.appendChild(el("span", "", seatLabel(mv.seat) + " played"));
-  line.appendChild(cardEl(mv.card, "played"));
-  if (mv.capture.length) {
-    line.appendChild(el("span", "", mv.takes_all ? "taking the whole table:" : "capturing"));
-    for (const c of mv.capture) line.appendChild(cardEl(c, "captured"));
-  } else {
-    line.appendChild(el("span", "", "onto the table"));
-  }
-  box.appendChild(line);
+  box.appendChild(moveLine(mv, seatLabel(mv.seat)));
   const text = el("div", "", mv.text);
   text.id = "move-text";
   box.appendChild(text);
