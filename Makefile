@@ -15,7 +15,7 @@ $(BIN)/activate:
 # range lets users keep their own torch.
 $(VENV)/.installed: $(BIN)/activate pyproject.toml
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e ".[test,web]"
+	$(BIN)/pip install -q -e ".[test,web,sb3]"
 	touch $@
 
 install: $(VENV)/.installed

@@ -212,6 +212,8 @@ def _progress(total: int, unit: str):
 
 def build_parser() -> argparse.ArgumentParser:
     p = Parser(prog="scopa", description=__doc__.splitlines()[0])
+    from scopa_env import __version__
+    p.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("record", help="play matches between agents and append their records")
     r.add_argument("--agents", nargs="+", required=True, metavar="SPEC",

@@ -7,7 +7,9 @@ Agents are named by spec strings everywhere (CLI, configs, records):
 - ``expert``: rule-of-thumb player (card counting, no cheap scopa, sevens, last capture);
 - ``pimc`` / ``pimc:worlds=12,depth=5``: perfect-information Monte Carlo search;
 - ``ckpt:PATH``: a trained policy (checkpoint file or run directory);
-- ``pretrained``: the shipped trained policy.
+- ``pretrained``: the shipped trained policy;
+- ``sb3:PATH``: a Stable-Baselines3 ``MaskablePPO`` model trained on ``scopa/Scopa-v0``
+  (``agents.gym_env``; needs ``pip install -e .[sb3]``).
 
 ``make_agent(spec, seed)`` builds one; an unknown name or parameter raises
 ``ValueError`` listing what exists. Every agent has ``spec`` and ``act(info) -> id``;
@@ -27,7 +29,8 @@ from .pimc import PIMCAgent
 AGENTS: dict[str, type[BaseAgent]] = {
     cls.name: cls for cls in (RandomAgent, GreedyAgent, ExpertAgent, PIMCAgent)}
 LEARNED = {"ckpt": "ckpt:PATH  (a trained policy: checkpoint file or run directory)",
-           "pretrained": "pretrained  (the shipped trained policy)"}
+           "pretrained": "pretrained  (the shipped trained policy)",
+           "sb3": "sb3:PATH  (a Stable-Baselines3 MaskablePPO model zip, pip install -e .[sb3])"}
 
 
 def known_specs() -> list[str]:
@@ -54,9 +57,9 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     spec = spec.strip()
     name, _, rest = spec.partition(":")
     name = name.strip()
-    if name == "ckpt":
+    if name in ("ckpt", "sb3"):
         if not rest.strip():
-            raise ValueError("agent spec 'ckpt:' needs a path: ckpt:PATH")
+            raise ValueError(f"agent spec '{name}:' needs a path: {name}:PATH")
         return name, {"path": rest.strip()}
     if name == "pretrained":
         if rest.strip():
@@ -87,6 +90,10 @@ def check_spec(spec: str) -> str:
     """``ValueError`` naming the problem unless ``spec`` names an agent that can be built;
     cheap (a learned agent's checkpoint is not read): its canonical form."""
     name, params = parse_spec(spec)
+    if name == "sb3":
+        from . import sb3_agent
+        sb3_agent.check_available()
+        sb3_agent.model_path(params["path"])
     if name in LEARNED:
         return spec.strip()
     return AGENTS[name](seed=0, **params).spec
@@ -95,6 +102,9 @@ def check_spec(spec: str) -> str:
 def make_agent(spec: str, seed: int | None = None) -> Agent:
     """An agent from its spec string (``"random"``, ``"pimc:worlds=12,depth=5"``, ...)."""
     name, params = parse_spec(spec)
+    if name == "sb3":  # sb3-contrib is imported only here
+        from .sb3_agent import SB3Agent
+        return SB3Agent(params["path"], seed=seed)
     if name in LEARNED:
         try:  # the inference layer above this one, loaded only for learned agents
             from scopa_policy import agent as learned

@@ -1,0 +1,277 @@
+"""Scopa as a single-agent Gymnasium environment: one learner seat, agents in the others.
+
+```python
+import gymnasium
+import scopa_env  # registers scopa/Scopa-v0
+
+env = gymnasium.make("scopa/Scopa-v0", opponent="expert", reward="points", episode="hand")
+obs, info = env.reset(seed=42)
+terminated = False
+while not terminated:
+    action = env.action_space.sample(info["action_mask"])  # or a policy's choice
+    obs, reward, terminated, truncated, info = env.step(action)
+```
+
+The learner plays seat ``seat`` (default 0); every other seat is played by an agent
+(``agents.make_agent`` specs: ``random``, ``greedy``, ``expert``, ``pimc:...``,
+``ckpt:PATH``, ``pretrained``, ``sb3:PATH``, or agent objects). ``step`` plays the
+learner's move, then the other seats' moves until it is the learner's turn again or the
+episode is over, and returns the learner's observation and its reward over that span.
+
+| | |
+|---|---|
+| action space | `Discrete(16204)`: the fixed (played card, captured set) catalogue of docs/spec/actions.md |
+| observation space | `Box(0, inf, (216,), float32)`: the learner's observation, as in the AEC env (`scopa_env.observation`) |
+| action mask | `env.action_masks()` (bool, 16204; the sb3-contrib `MaskablePPO` convention) and `info["action_mask"]` (int8, for `action_space.sample(mask)`): exactly the learner's legal ids; all zero once the episode is over |
+| rewards | the learner's team's, summed over the moves of one `step`. `reward="match"` (default): +1 / -1 when the match is won / lost, else 0. `reward="points"`: at each hand end, own team's hand points minus the other team's. With `episode="hand"` and `reward="match"`: the sign of the hand's margin |
+| episodes | `episode="match"` (default, to `target_score`) or `"hand"` (one hand); never truncated (a hand has a fixed number of moves) |
+| illegal actions | `illegal_action="lose"` (default, so that any action of the space is accepted, as Gymnasium expects): the episode ends at once with reward -1 and `info["illegal_action"]` set. `"raise"`: `IllegalMoveError` naming the move and the legal ones |
+| 2 players | `opponent=SPEC` (default `"random"`) plays seat 1 - `seat` |
+| 4 players | `players=4`: `opponent=SPEC` plays both opponents, or `opponent=[SPEC, SPEC]` one each (seats `seat`+1 and `seat`+3); `partner=SPEC` plays seat `seat`+2 (default: the opponents' spec) |
+| rules | `rules="scopa"` (or `scopone_scientifico`, `scopone`, `asso_piglia_tutto`, a `Rules`) plus any option of rules.md as a keyword: `players=4`, `capture_rule="fewest"`, `target_score=21`, … |
+| seeding | `reset(seed=s)` fixes the deals and every agent's random choices (agents given as specs are rebuilt with seeds drawn from `s`); later unseeded resets continue that sequence |
+| info | `action_mask`; at a hand end `hand_points` (own, other); at a match end `match_score` (own, other); `illegal_action` after an illegal action |
+| render | `render_mode="ansi"` (the table from the learner's seat, as text) or `"human"` (printed) |
+
+Agents given as objects (anything with ``act(info) -> id``) are used as they are: they
+keep their own state and random generator across episodes.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import gymnasium
+import numpy as np
+from gymnasium import spaces
+
+from scopa_env.env import render_text
+from scopa_env.game import GameState, StepResult, apply, new_match, raise_illegal
+from scopa_env.moves import N_ACTIONS, legal_actions
+from scopa_env.observation import OBS_DIM, encode, info_set
+from scopa_env.rules import Rules, make_rules
+
+from . import check_spec, make_agent
+from .base import Agent
+
+REWARDS = ("match", "points")
+EPISODES = ("match", "hand")
+ILLEGAL = ("lose", "raise")
+AgentSpec = str | Agent
+
+
+def _check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
+    if value not in allowed:
+        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
+
+
+def _check_agent(role: str, agent: Any) -> AgentSpec:
+    """A spec string (validated, canonical) or an agent object; else a clear error."""
+    if isinstance(agent, str):
+        try:
+            return check_spec(agent)
+        except ValueError as e:
+            raise ValueError(f"{role}: {e}") from None
+    if hasattr(agent, "act") and not isinstance(agent, type):
+        return agent
+    raise TypeError(f"{role} must be an agent spec string (e.g. 'greedy') or an agent object "
+                    f"with act(info) -> id, got {agent!r}")
+
+
+class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
+    """Single-agent Scopa against agents (see the module docstring for the table)."""
+
+    metadata = {"render_modes": ["human", "ansi"], "render_fps": 1}
+
+    def __init__(self, opponent: AgentSpec | Sequence[AgentSpec] = "random",
+                 partner: AgentSpec | None = None, seat: int = 0,
+                 rules: str | Rules = "scopa", reward: str = "match", episode: str = "match",
+                 illegal_action: str = "lose", render_mode: str | None = None,
+                 **options: Any) -> None:
+        self.rules = make_rules(rules, **options)
+        _check_choice("reward", reward, REWARDS)
+        _check_choice("episode", episode, EPISODES)
+        _check_choice("illegal_action", illegal_action, ILLEGAL)
+        if render_mode is not None and render_mode not in self.metadata["render_modes"]:
+            raise ValueError(f"render_mode must be None, 'human' or 'ansi', got {render_mode!r}")
+        n = self.rules.players
+        if isinstance(seat, bool) or not isinstance(seat, (int, np.integer)) \
+                or not 0 <= seat < n:
+            raise ValueError(f"seat must be an integer from 0 to {n - 1}, got {seat!r}")
+        self.seat = int(seat)
+        self.reward_mode, self.episode_mode, self.illegal_mode = reward, episode, illegal_action
+        self.render_mode = render_mode
+        self.specs = self._seat_specs(opponent, partner)
+        self.observation_space = spaces.Box(0.0, np.inf, (OBS_DIM,), np.float32)
+        self.action_space = spaces.Discrete(N_ACTIONS)
+        # built now, so that a checkpoint that cannot be loaded fails at make(); a seeded
+        # reset rebuilds them with seeds drawn from its seed
+        self._build_agents(np.random.default_rng())
+        self._state: GameState | None = None
+        self._legal: list[int] = []
+        self._over = True
+
+    def _seat_specs(self, opponent: Any, partner: Any) -> dict[int, AgentSpec]:
+        """The agent (spec or object) of every seat but the learner's."""
+        n, me = self.rules.players, self.seat
+        others = [(me + k) % n for k in range(1, n, 2)]  # the other team's seats
+        if isinstance(opponent, (list, tuple)):
+            if len(opponent) != len(others):
+                raise ValueError(f"opponent: {len(opponent)} agents given for {len(others)} "
+                                 f"opponent seat(s) {others}; give one spec for all, or one "
+                                 f"per seat")
+            opp = [_check_agent(f"opponent (seat {s})", a) for s, a in zip(others, opponent, strict=True)]
+        else:
+            opp = [_check_agent("opponent", opponent)] * len(others)
+        specs = dict(zip(others, opp, strict=True))
+        if n == 2:
+            if partner is not None:
+                raise ValueError("partner: a 2-player game has no partner seat (players=4 has)")
+            return specs
+        if partner is None:
+            if isinstance(opponent, (list, tuple)):
+                raise ValueError("partner: with one opponent spec per seat, give the partner's "
+                                 "spec too (partner=SPEC)")
+            partner = opponent
+        specs[(me + 2) % n] = _check_agent(f"partner (seat {(me + 2) % n})", partner)
+        return dict(sorted(specs.items()))
+
+    def _build_agents(self, rng: np.random.Generator) -> None:
+        """Build the spec'd agents with seeds drawn from ``rng``; objects are used as is."""
+        self._agents = {}
+        for s, spec in self.specs.items():
+            seed = int(rng.integers(2**31))
+            self._agents[s] = make_agent(spec, seed=seed) if isinstance(spec, str) else spec
+
+    @property
+    def opponents(self) -> dict[int, Agent]:
+        """The agent of every other seat, by seat."""
+        return dict(self._agents)
+
+    # -- episode ---------------------------------------------------------------------------
+    def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
+              ) -> tuple[np.ndarray, dict[str, Any]]:
+        """A new match (its first hand dealt); the other seats play until the learner's
+        turn. ``options={"deck": [...]}`` fixes the first hand's deal order."""
+        super().reset(seed=seed)
+        if seed is not None:
+            self._build_agents(self.np_random)
+        match_seed = int(self.np_random.integers(2**31))
+        self._state = new_match(self.rules, seed=match_seed, deck=(options or {}).get("deck"))
+        self._over = False
+        s = self._state
+        self._legal = legal_actions(s.hands[s.to_move], s.table, s.rules)
+        info: dict[str, Any] = {}
+        self._play_others(info)  # the learner never waits past a whole hand
+        return self._obs(), self._info(info)
+
+    def step(self, action: Any) -> tuple[np.ndarray, float, bool, bool, dict[str, Any]]:
+        if self._state is None:
+            raise RuntimeError("call reset() before step()")
+        if self._over:
+            raise RuntimeError("step() after the episode is over: call reset() to start a new one")
+        info: dict[str, Any] = {}
+        try:
+            act = int(action)
+        except (TypeError, ValueError):
+            act = None
+        if act is None or act not in self._legal:
+            if self.illegal_mode == "raise":
+                raise_illegal(self._state, action, self._legal)
+            self._over, self._legal = True, []
+            info["illegal_action"] = repr(action)
+            return self._obs(), -1.0, True, False, self._info(info)
+        reward = self._apply(act, info)
+        if not self._over:
+            reward += self._play_others(info)
+        return self._obs(), reward, self._over, False, self._info(info)
+
+    def _apply(self, action: int, info: dict[str, Any]) -> float:
+        """Play one move (any seat's); the learner's reward from it."""
+        s = self._state
+        result = apply(s, action, check=False)
+        reward = self._reward(result, info)
+        if self._over:
+            self._legal = []
+        else:
+            self._legal = legal_actions(s.hands[s.to_move], s.table, s.rules)
+        return reward
+
+    def _play_others(self, info: dict[str, Any]) -> float:
+        """Let the agents play until it is the learner's turn or the episode is over."""
+        s, reward = self._state, 0.0
+        while not self._over and s.to_move != self.seat:
+            seat = s.to_move
+            agent = self._agents[seat]
+            action = agent.act(info_set(s, seat))
+            if action not in self._legal:
+                raise RuntimeError(f"agent {getattr(agent, 'spec', agent)!r} in seat {seat} "
+                                   f"played {action!r}, not a legal move")
+            reward += self._apply(int(action), info)
+        return reward
+
+    def _reward(self, result: StepResult, info: dict[str, Any]) -> float:
+        """The learner's team's reward from one move's result (the AEC env's rules)."""
+        s, team = self._state, self.seat % 2
+        if result.hand is None:
+            return 0.0
+        done = result.match_over or self.episode_mode == "hand"
+        totals = [e["points"]["total"] for e in result.hand.score]
+        own, other = totals[team], totals[1 - team]
+        info["hand_points"] = (own, other)
+        if result.match_over:
+            info["match_score"] = (s.match_score[team], s.match_score[1 - team])
+        self._over = done
+        if self.reward_mode == "points":
+            return float(own - other)
+        if result.match_over:
+            return 1.0 if s.winner == team else -1.0
+        if done:
+            return float(np.sign(own - other))
+        return 0.0
+
+    # -- views -----------------------------------------------------------------------------
+    def _obs(self) -> np.ndarray:
+        return encode(self._state, self.seat)
+
+    def action_masks(self) -> np.ndarray:
+        """The learner's legal ids as a bool mask over the catalogue (sb3-contrib's
+        ``MaskablePPO`` calls this); all False once the episode is over."""
+        mask = np.zeros(N_ACTIONS, dtype=bool)
+        mask[self._legal] = True
+        return mask
+
+    def _info(self, info: dict[str, Any]) -> dict[str, Any]:
+        mask = np.zeros(N_ACTIONS, dtype=np.int8)
+        mask[self._legal] = 1
+        info["action_mask"] = mask
+        return info
+
+    @property
+    def legal_actions(self) -> list[int]:
+        """The learner's legal ids (empty once the episode is over)."""
+        return list(self._legal)
+
+    @property
+    def state(self) -> GameState:
+        """A copy of the full game state (hidden cards included: for tests and analysis,
+        never for a policy's input)."""
+        if self._state is None:
+            raise RuntimeError("call reset() before reading the state")
+        return self._state.copy()
+
+    def render(self) -> str | None:
+        if self._state is None:
+            raise RuntimeError("call reset() before render()")
+        if self.render_mode is None:
+            gymnasium.logger.warn("render() called without a render_mode")
+            return None
+        text = render_text(self._state, self.seat)
+        if self.render_mode == "human":
+            print(text)
+            return None
+        return text
+
+
+__all__ = ["ScopaGymEnv"]

@@ -1,0 +1,104 @@
+"""The agent spec ``sb3:PATH``: a Stable-Baselines3 ``MaskablePPO`` model (sb3-contrib)
+trained on ``scopa/Scopa-v0`` (``agents.gym_env``), playing the arg-max of its masked
+policy. sb3-contrib is an optional extra (``pip install -e .[sb3]``), imported only when
+such an agent is built."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from scopa_env.moves import N_ACTIONS
+from scopa_env.observation import OBS_DIM, InfoSet, encode_info
+
+INSTALL_HINT = "pip install -e .[sb3]"
+_MODELS: dict[tuple[str, int], Any] = {}  # (resolved path, mtime_ns) -> loaded model
+
+
+def model_path(path: str) -> Path:
+    """The model file of ``sb3:PATH`` (``PATH`` or ``PATH.zip``, as SB3 saves it)."""
+    p = Path(path).expanduser()
+    if p.is_file():
+        return p
+    if p.suffix != ".zip" and p.with_name(p.name + ".zip").is_file():
+        return p.with_name(p.name + ".zip")
+    raise ValueError(f"agent spec 'sb3:{path}': no such model file ({p} or {p}.zip)")
+
+
+def check_available() -> None:
+    """``ValueError`` naming the install command unless sb3-contrib can be imported."""
+    if importlib.util.find_spec("sb3_contrib") is None:
+        raise ValueError(f"agent spec 'sb3:PATH' needs sb3-contrib (Stable-Baselines3), which "
+                         f"is not installed: {INSTALL_HINT}")
+
+
+def load_model(path: str) -> Any:
+    """The ``MaskablePPO`` model of ``path``, on the CPU (loaded once per file version)."""
+    check_available()
+    from sb3_contrib import MaskablePPO
+
+    p = model_path(path).resolve()
+    key = (str(p), p.stat().st_mtime_ns)
+    if key not in _MODELS:
+        try:
+            model = MaskablePPO.load(str(p), device="cpu")
+        except Exception as e:  # a zip that is not an SB3 model fails in many ways
+            raise ValueError(f"agent spec 'sb3:{path}': {p} is not a MaskablePPO model "
+                             f"({type(e).__name__}: {e})") from None
+        obs_shape = getattr(model.observation_space, "shape", None)
+        n = getattr(model.action_space, "n", None)
+        if obs_shape != (OBS_DIM,) or n != N_ACTIONS:
+            raise ValueError(f"agent spec 'sb3:{path}': the model's spaces (observation "
+                             f"{obs_shape}, actions {n}) are not scopa/Scopa-v0's ((216,), "
+                             f"16204)")
+        _MODELS.clear()  # keep one model: an evaluation plays one or two
+        _MODELS[key] = model
+    return _MODELS[key]
+
+
+class SB3Agent:
+    """A ``MaskablePPO`` model as an agent: the legal move its policy rates highest (what
+    ``model.predict(obs, action_masks=mask, deterministic=True)`` plays). Only the legal
+    ids' rows of the output layer are computed: the policy's distribution over all 16,204
+    ids costs far more than the network."""
+
+    def __init__(self, path: str, seed: int | None = None) -> None:
+        self.model = load_model(path)
+        self.spec = f"sb3:{path}"
+        head = self.model.policy.action_net
+        self._w = head.weight.detach().cpu().numpy()  # (16204, latent)
+        self._b = head.bias.detach().cpu().numpy()
+
+    def _latent(self, obs: np.ndarray) -> np.ndarray:
+        import torch
+
+        policy = self.model.policy
+        with torch.no_grad():
+            x = torch.as_tensor(obs)
+            features = policy.extract_features(x, policy.pi_features_extractor)
+            return policy.mlp_extractor.forward_actor(features).numpy()
+
+    def act(self, info: InfoSet) -> int:
+        return self.act_batch([info])[0]
+
+    def act_batch(self, infos: list[InfoSet]) -> list[int]:
+        """One id per information set, from one batched forward pass."""
+        for info in infos:
+            if not info.legal_actions:
+                raise ValueError(f"seat {info.seat} has no legal move to choose from")
+        latent = self._latent(np.stack([encode_info(i) for i in infos]))
+        out = []
+        for row, info in enumerate(infos):
+            legal = np.asarray(info.legal_actions, dtype=np.int64)
+            logits = self._w[legal] @ latent[row] + self._b[legal]
+            out.append(int(legal[int(np.argmax(logits))]))
+        return out
+
+    def __repr__(self) -> str:
+        return f"<SB3Agent {self.spec}>"
+
+
+__all__ = ["SB3Agent", "load_model", "check_available", "model_path", "INSTALL_HINT"]
