@@ -1,6 +1,11 @@
-"""Shared test helpers: build hand-made positions from card codes."""
+"""Shared test helpers: build hand-made positions from card codes; run code in a fresh
+interpreter."""
 
 from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
 
 from scopa_env.cards import card_id, mask_of
 from scopa_env.game import GameState
@@ -31,3 +36,13 @@ def legal_texts(state: GameState) -> set[str]:
     from scopa_env.moves import action_text
     return {action_text(a) for a in legal_actions(state.hands[state.to_move], state.table,
                                                   state.rules)}
+
+
+def fresh_python(code: str, cwd: Path | None = None, timeout: float = 120) -> str:
+    """Run ``code`` in a new interpreter (from the repository, or ``cwd``) and return
+    its standard output, stripped; a failing run fails the test with its stderr."""
+    root = Path(__file__).resolve().parent.parent
+    out = subprocess.run([sys.executable, "-c", code], cwd=cwd or root, capture_output=True,
+                         text=True, timeout=timeout)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()

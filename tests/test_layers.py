@@ -5,11 +5,11 @@ fresh interpreter, and no module of a higher layer may have been loaded."""
 from __future__ import annotations
 
 import pkgutil
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
+
+from tests.helpers import fresh_python
 
 ROOT = Path(__file__).resolve().parent.parent
 LAYERS = ["scopa_env", "agents", "scopa_policy", "scopa_train", "scopa_cli"]
@@ -30,10 +30,8 @@ def test_a_layer_loads_no_higher_layer(level: int) -> None:
             f"for name in {_modules(layer)!r}:\n"
             "    importlib.import_module(name)\n"
             f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(higher)!r}))\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]", f"{layer} loads {out.stdout.strip()}"
+    out = fresh_python(code)
+    assert out == "[]", f"{layer} loads {out}"
 
 
 def test_the_engine_loads_without_torch() -> None:
@@ -41,7 +39,5 @@ def test_the_engine_loads_without_torch() -> None:
             f"for name in {_modules('scopa_env')!r}:\n"
             "    importlib.import_module(name)\n"
             "print('torch' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "False"
+    out = fresh_python(code)
+    assert out == "False"

@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 import scopa_env
+from tests.helpers import fresh_python
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -27,10 +28,8 @@ def test_only_the_kit_is_importable_outside_the_checkout(tmp_path: Path) -> None
             "names = ['scopa_env', 'agents', 'scopa_policy', 'scopa_train', 'scopa_web',\n"
             "         'scopa_cli', 'train', 'tests', 'examples', 'benchmarks']\n"
             "print([n for n in names if u.find_spec(n) is not None])\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True,
-                         text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == str(['scopa_env', 'agents', 'scopa_policy', 'scopa_train',
+    out = fresh_python(code, cwd=tmp_path)
+    assert out == str(['scopa_env', 'agents', 'scopa_policy', 'scopa_train',
                                       'scopa_web', 'scopa_cli'])
 
 
@@ -38,7 +37,5 @@ def test_the_gym_id_is_registered_without_importing_agents() -> None:
     code = ("import sys, gymnasium, scopa_env\n"
             "spec = gymnasium.spec(scopa_env.GYM_ENV_ID)\n"
             "print(spec.entry_point, 'agents' in sys.modules)\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                         text=True, timeout=60)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "agents.gym_env:ScopaGymEnv False"
+    out = fresh_python(code)
+    assert out == "agents.gym_env:ScopaGymEnv False"

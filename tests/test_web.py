@@ -24,6 +24,7 @@ from scopa_env.records import append_records, read_records, verify_record
 from scopa_env.rules import make_rules
 from scopa_web.html import match_data, replay_page
 from scopa_web.server import MAX_BODY, make_server
+from tests.helpers import fresh_python
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).parent / "data" / "golden-records.jsonl"
@@ -405,9 +406,7 @@ def test_the_web_layer_loads_no_higher_layer_and_the_engine_not_it() -> None:
     code = ("import sys, scopa_web.server, scopa_web.html\n"
             "print(sorted({m.split('.')[0] for m in sys.modules} & "
             "{'scopa_train', 'scopa_cli', 'torch'}))\n")
-    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-                         text=True, timeout=120)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip() == "[]"
+    out = fresh_python(code)
+    assert out == "[]"
     engine = " ".join(p.read_text() for p in (ROOT / "scopa_env").glob("*.py"))
     assert "scopa_web" not in engine
