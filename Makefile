@@ -10,9 +10,10 @@ $(BIN)/activate:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# The kit is installed editable in setuptools' strict mode (links to the sources; a new
-# module needs `make install` again after touching pyproject.toml): the lenient mode
-# warns about the flat layout on every install, and puts nothing else on sys.path.
+# The kit is installed editable in setuptools' strict mode: links to the sources and
+# nothing else on sys.path, and no warning (the default, lenient mode warns about the
+# flat layout on every install). A new module needs `make install` again (after
+# touching pyproject.toml); the tests import from the repository in any case.
 # torch==2.13.0 first where no torch is present: a CPU wheel on these machines
 # (an unpinned torch would pull a multi-GB CUDA build). Elsewhere, pyproject's
 # range lets users keep their own torch.
