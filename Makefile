@@ -10,16 +10,12 @@ $(BIN)/activate:
 	$(PY) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 
-# The kit is installed editable in setuptools' strict mode: links to the sources and
-# nothing else on sys.path, and no warning (the default, lenient mode warns about the
-# flat layout on every install). A new module needs `make install` again (after
-# touching pyproject.toml); the tests import from the repository in any case.
 # torch==2.13.0 first where no torch is present: a CPU wheel on these machines
 # (an unpinned torch would pull a multi-GB CUDA build). Elsewhere, pyproject's
 # range lets users keep their own torch.
 $(VENV)/.installed: $(BIN)/activate pyproject.toml
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e ".[test,web,sb3]" --config-settings editable_mode=strict
+	$(BIN)/pip install -q -e ".[test,web,sb3]"
 	touch $@
 
 install: $(VENV)/.installed
