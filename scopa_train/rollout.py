@@ -26,6 +26,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from scopa_env.observation import OBS_DIM
 from scopa_policy.features import Candidates
 from scopa_policy.network import PolicyNet
 
@@ -188,7 +189,7 @@ class RolloutCollector:
         # the learner seat whose reward is reported for each game (lowest learner seat)
         report_seat = np.argmax(learner, axis=1)
         report_team = report_seat % 2
-        store = _Store(n * steps, env.observe().shape[1])
+        store = _Store(n * steps, OBS_DIM)
         last = np.full((n, p), -1, np.int64)  # open decision of each (game, seat)
         stats = RolloutStats()
         ep_return = np.zeros(n)

@@ -65,6 +65,29 @@ function moveLine(mv, label) {
   return line;
 }
 
+// "Captures this hand" into box: each team's pile and scope count, the last capture
+// (move mv) marked; afterTeam(t), if given, adds more below team t's pile
+function pilesPanel(box, piles, scope, mv, teamLabel, afterTeam) {
+  box.textContent = "";
+  box.appendChild(el("h2", "", "Captures this hand"));
+  const marks = {};
+  if (mv && mv.capture.length) {
+    marks[mv.card] = "played";
+    for (const c of mv.capture) marks[c] = "captured";
+  }
+  for (let t = 0; t < 2; t++) {
+    const head = el("div", "", teamLabel(t) + ": " + piles[t].length + " cards");
+    if (scope[t]) head.appendChild(el("span", "badge scopa", scope[t] + " scop" +
+                                      (scope[t] === 1 ? "a" : "e")));
+    box.appendChild(head);
+    const mine = mv && mv.capture.length && mv.seat % 2 === t;
+    const row = cardRow(piles[t], "small", mine ? marks : null);
+    row.id = "pile-" + t;
+    box.appendChild(row);
+    if (afterTeam) afterTeam(t);
+  }
+}
+
 function backEl() {
   const c = el("div", "card back");
   c.title = "a hidden card";

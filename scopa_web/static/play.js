@@ -78,24 +78,7 @@ function renderMove() {
 }
 
 function renderPiles(v) {
-  const box = $("piles");
-  box.textContent = "";
-  box.appendChild(el("h2", "", "Captures this hand"));
-  const marks = {};
-  if (LAST && LAST.capture.length) {
-    marks[LAST.card] = "played";
-    for (const c of LAST.capture) marks[c] = "captured";
-  }
-  for (let t = 0; t < 2; t++) {
-    const head = el("div", "", teamLabel(t) + ": " + v.piles[t].length + " cards");
-    if (v.scope[t]) head.appendChild(el("span", "badge scopa", v.scope[t] + " scop" +
-                                        (v.scope[t] === 1 ? "a" : "e")));
-    box.appendChild(head);
-    const row = cardRow(v.piles[t], "small",
-                        LAST && LAST.capture.length && LAST.seat % 2 === t ? marks : null);
-    row.id = "pile-" + t;
-    box.appendChild(row);
-  }
+  pilesPanel($("piles"), v.piles, v.scope, LAST, teamLabel);
 }
 
 function renderResults(v) {

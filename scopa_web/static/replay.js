@@ -61,23 +61,7 @@ function renderMove(f) {
 
 function renderPiles(f) {
   const box = $("piles");
-  box.textContent = "";
-  box.appendChild(el("h2", "", "Captures this hand"));
-  const mv = f.move;
-  const marks = {};
-  if (mv && mv.capture.length) {
-    marks[mv.card] = "played";
-    for (const c of mv.capture) marks[c] = "captured";
-  }
-  for (let t = 0; t < 2; t++) {
-    const head = el("div", "", teamLabel(t) + ": " + f.piles[t].length + " cards");
-    if (f.scope[t]) head.appendChild(el("span", "badge scopa", f.scope[t] + " scop" +
-                                        (f.scope[t] === 1 ? "a" : "e")));
-    box.appendChild(head);
-    const mine = mv && mv.capture.length && mv.seat % 2 === t;
-    const row = cardRow(f.piles[t], "small", mine ? marks : null);
-    row.id = "pile-" + t;
-    box.appendChild(row);
+  pilesPanel(box, f.piles, f.scope, f.move, teamLabel, (t) => {
     const sc = cardRow(f.scopa_cards[t], "small");
     sc.id = "scope-" + t;
     for (const c of sc.children) c.classList.add("scopa-card");
@@ -85,7 +69,7 @@ function renderPiles(f) {
       box.appendChild(el("div", "", "scope (the cards that swept the table):"));
       box.appendChild(sc);
     }
-  }
+  });
 }
 
 function renderBreakdown(f) {
