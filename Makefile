@@ -4,7 +4,7 @@ VENV := .venv
 BIN := $(VENV)/bin
 CONFIG ?= configs/default.yaml
 
-.PHONY: install train test lint bench bench-train clean
+.PHONY: install train test test-learning lint bench bench-train ladder clean
 
 $(BIN)/activate:
 	$(PY) -m venv $(VENV)
@@ -15,7 +15,7 @@ $(BIN)/activate:
 # range lets users keep their own torch.
 $(VENV)/.installed: $(BIN)/activate pyproject.toml
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e ".[test,web,sb3]"
+	$(BIN)/pip install -q -e ".[test,web,sb3,ray,rllib]"
 	touch $@
 
 install: $(VENV)/.installed
@@ -25,6 +25,10 @@ train: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+# the tests that check training learns (pytest marker `learning`; `make test` runs them too)
+test-learning: install
+	$(BIN)/python -m pytest -q -m learning
 
 lint: install
 	$(BIN)/ruff check .
@@ -36,6 +40,13 @@ bench: install
 # training throughput of the default config, piece by piece and end to end
 bench-train: install
 	$(BIN)/python benchmarks/train_throughput.py --config $(CONFIG)
+
+# the leaderboard in docs/ladder/ (README.md, ladder.md, CSV, JSON, PNG): every built-in
+# agent, LADDER_HANDS paired deals per pair; pairs already played are reused
+LADDER_AGENTS ?= random greedy expert pimc pretrained
+LADDER_HANDS ?= 2000
+ladder: install
+	$(BIN)/scopa ladder $(LADDER_AGENTS) --hands $(LADDER_HANDS) --seed 2026 --workers 2 --out docs/ladder
 
 clean:
 	rm -rf $(VENV) build *.egg-info

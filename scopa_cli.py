@@ -1,4 +1,4 @@
-"""The ``scopa`` command: record, replay, verify and play matches; eval, ladder, train.
+"""The ``scopa`` command: record, replay, verify and play matches; eval, ladder, exploit, train.
 
 The top layer: it imports the engine (``scopa_env``), and the agents and the trainer
 only when a subcommand needs them (``scopa eval`` and ``scopa ladder`` live in
@@ -159,6 +159,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     from scopa_env.env import render_text
     from scopa_env.game import apply, new_match
     from scopa_env.observation import info_set
+    from scopa_env.play import start_deal
 
     rules = rules_from_args(args.rules, args.players, args.option)
     seat_h = args.seat
@@ -168,6 +169,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     opponents = {s: make_agent(args.opponent, seed=args.seed + s)
                  for s in range(rules.players) if s != seat_h}
     state = new_match(rules, seed=args.seed)
+    start_deal(opponents.values())
     while not state.done:
         seat = state.to_move
         if seat == seat_h:
@@ -201,6 +203,8 @@ def cmd_play(args: argparse.Namespace) -> int:
             pts = [e["points"]["total"] for e in res.hand.score]
             print(f"\n*** hand over: team 0 {pts[0]} - team 1 {pts[1]}; match "
                   f"{state.match_score[0]}-{state.match_score[1]}")
+            if not state.done:
+                start_deal(opponents.values())
     print(f"match over: team {state.winner} wins")
     return 0
 
@@ -258,13 +262,14 @@ def build_parser() -> argparse.ArgumentParser:
     sv.set_defaults(func=cmd_serve)
     for name, help_ in (("eval", "evaluate one agent against another (duplicate deals)"),
                         ("ladder", "rate a set of agents in a round robin"),
+                        ("exploit", "train a best response to an agent and measure its margin"),
                         ("train", "self-play training from a YAML config")):
         sp = sub.add_parser(name, help=help_, add_help=False)
         sp.set_defaults(func=None)
     return p
 
 
-DELEGATED = ("eval", "ladder", "train")
+DELEGATED = ("eval", "ladder", "train", "exploit")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -289,11 +294,14 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _delegate(cmd: str, rest: list[str]) -> int:
-    """``scopa eval|ladder|train``: the layer that implements it parses its own options."""
+    """``scopa eval|ladder|train|exploit``: the layer that implements it parses its own
+    options."""
     if cmd == "eval":
         from agents.evaluate import main as command
     elif cmd == "ladder":
         from agents.ladder import main as command
+    elif cmd == "exploit":
+        from scopa_train.exploit import main as command
     else:
         from scopa_train.cli import main as train
         return train(rest, prog="scopa train")

@@ -9,7 +9,10 @@ Agents are named by spec strings everywhere (CLI, configs, records):
 - ``ckpt:PATH``: a trained policy (checkpoint file or run directory);
 - ``pretrained``: the shipped trained policy;
 - ``sb3:PATH``: a Stable-Baselines3 ``MaskablePPO`` model trained on ``scopa/Scopa-v0``
-  (``agents.gym_env``; needs ``pip install -e .[sb3]``).
+  (``agents.gym_env``; needs ``pip install -e .[sb3]``);
+- ``py:package.module:ATTR`` / ``py:path/to/file.py:ATTR`` (``,name=value`` parameters
+  optional): your own agent class or factory (``agents.plugins``, docs/agents.md);
+- any name an installed package registers in the ``scopa.agents`` entry-point group.
 
 ``make_agent(spec, seed)`` builds one; an unknown name or parameter raises
 ``ValueError`` listing what exists. Every agent has ``spec`` and ``act(info) -> id``;
@@ -21,6 +24,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from . import plugins
 from .base import Agent, BaseAgent, RandomAgent
 from .expert import ExpertAgent
 from .greedy import GreedyAgent
@@ -42,6 +46,9 @@ def known_specs() -> list[str]:
             form += ":" + ",".join(f"{k}={d}" for k, (_, d, _) in cls.PARAMS.items())
         out.append(f"{form}  ({cls.summary})")
     out.extend(LEARNED.values())
+    out.append("py:MODULE:ATTR or py:FILE.py:ATTR[,name=value...]  (your own agent class or "
+               "factory, docs/agents.md)")
+    out.extend(plugins.entry_point_lines(set(AGENTS) | set(LEARNED)))
     return out
 
 
@@ -66,35 +73,30 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
             raise ValueError(f"agent 'pretrained' takes no parameters, got {spec!r}")
         return name, {}
     if name not in AGENTS:
+        plugin = plugins.resolve(spec, set(AGENTS) | set(LEARNED))
+        if plugin is not None:
+            return name, plugin[1]
         raise ValueError(f"unknown agent {name!r} in spec {spec!r}; {_known_text()}")
     cls = AGENTS[name]
     params: dict[str, Any] = {}
     for item in filter(None, (x.strip() for x in rest.split(","))):
         key, eq, raw = (x.strip() for x in item.partition("="))
-        if key not in cls.PARAMS:
-            have = ", ".join(f"{k} ({h}, default {d})" for k, (_, d, h) in cls.PARAMS.items())
-            raise ValueError(f"agent {name!r} has no parameter {key!r}; "
-                             + (f"its parameters: {have}" if have else "it takes none"))
-        if not eq or not raw:
+        if key in cls.PARAMS and not (eq and raw):
             raise ValueError(f"parameter {key!r} of agent {name!r} needs a value: {key}=VALUE")
-        typ = cls.PARAMS[key][0]
-        try:
-            params[key] = typ(raw)
-        except ValueError:
-            raise ValueError(f"parameter {key!r} of agent {name!r} takes a {typ.__name__}, "
-                             f"got {raw!r}") from None
+        params[key] = cls.param_value(key, raw, f"agent {name!r}")
     return name, params
 
 
 def check_spec(spec: str) -> str:
     """``ValueError`` naming the problem unless ``spec`` names an agent that can be built;
-    cheap (a learned agent's checkpoint is not read): its canonical form."""
+    cheap (a learned agent's checkpoint is not read; a ``py:`` module is imported): its
+    canonical form."""
     name, params = parse_spec(spec)
     if name == "sb3":
         from . import sb3_agent
         sb3_agent.check_available()
         sb3_agent.model_path(params["path"])
-    if name in LEARNED:
+    if name in LEARNED or name not in AGENTS:  # learned, py: or entry point
         return spec.strip()
     return AGENTS[name](seed=0, **params).spec
 
@@ -112,6 +114,9 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
             raise ValueError(f"agent spec {spec!r} needs scopa_policy (trained policies, "
                              f"with torch), which could not be imported: {e}") from e
         return learned.load_policy_agent(params.get("path"), seed=seed)
+    if name not in AGENTS:  # py: or entry point
+        obj, params = plugins.resolve(spec, set(AGENTS) | set(LEARNED))  # type: ignore[misc]
+        return plugins.build(spec, obj, params, seed)
     return AGENTS[name](seed=seed, **params)
 
 

@@ -4,12 +4,16 @@ An agent is any object with a ``spec`` string and ``act(info) -> int``; ``info``
 ``scopa_env.observation.InfoSet`` (the seat's hand, the table, both piles, the
 unseen cards, hand sizes, scores and the legal ids), which holds nothing the seat
 may not know. ``act_batch(infos)`` is the optional batched form (one id per
-information set, e.g. for a neural network over many games at once).
+information set, e.g. for a neural network over many games at once). ``reset()`` is
+optional too: an agent that has it keeps state from move to move; it gets its own
+instance per game and ``reset()`` before its first move of every deal
+(``scopa_env.play.start_deal``, ``PerGame``). docs/agents.md has the whole protocol.
 """
 
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from scopa_env.observation import InfoSet
@@ -42,6 +46,21 @@ class BaseAgent:
         self.spec = self.name + (":" + ",".join(f"{k}={v}" for k, v in self.params.items())
                                  if self.params else "")
 
+    @classmethod
+    def param_value(cls, key: str, raw: str, who: str) -> Any:
+        """Spec parameter ``key`` typed by ``PARAMS``; a ``ValueError`` naming ``who``
+        (e.g. "agent 'pimc'") when the class has no such parameter or ``raw`` does not fit."""
+        if key not in cls.PARAMS:
+            have = ", ".join(f"{k} ({h}, default {d})" for k, (_, d, h) in cls.PARAMS.items())
+            raise ValueError(f"{who} has no parameter {key!r}; "
+                             + (f"its parameters: {have}" if have else "it takes none"))
+        typ = cls.PARAMS[key][0]
+        try:
+            return typ(raw)
+        except ValueError:
+            raise ValueError(f"parameter {key!r} of {who} takes a {typ.__name__}, "
+                             f"got {raw!r}") from None
+
     def act(self, info: InfoSet) -> int:
         legal = info.legal_actions
         if len(legal) == 1:
@@ -69,3 +88,23 @@ class RandomAgent(BaseAgent):
 
     def act(self, info: InfoSet) -> int:
         return self.rng.choice(info.legal_actions)
+
+
+class PerGame:
+    """Instances of a stateful agent (one with ``reset()``) for games played side by
+    side: game ``g``'s instance is made by ``make(g)`` at its first move and reset
+    before its first move of every deal, so between two resets it sees one deal."""
+
+    def __init__(self, make: Callable[[int], Agent]) -> None:
+        self.make = make
+        self.games: dict[int, tuple[Any, Agent]] = {}
+
+    def get(self, game: int, deal: Any) -> Agent:
+        """Game ``game``'s instance for the deal ``deal`` (any key that changes with it)."""
+        seen = self.games.get(game)
+        agent = self.make(game) if seen is None else seen[1]
+        if seen is None or seen[0] != deal:
+            agent.reset()  # type: ignore[attr-defined]
+            self.games[game] = (deal, agent)
+        return agent
+

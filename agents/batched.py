@@ -35,7 +35,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from scopa_env.cards import COINS_MASK, FULL_DECK, N_CARDS, RANK, SETTEBELLO
+from scopa_env.cards import COINS_MASK, FULL_DECK, N_CARDS, RANK, SETTEBELLO, SUIT
 from scopa_env.moves import ACE_ALL_BASE
 from scopa_env.observation import InfoSet
 from scopa_env.rules import Rules
@@ -87,7 +87,7 @@ def _tables(rules: Rules) -> _Tables:
         for byte in range(256):
             prim_byte[k, byte] = sum(prim[RANK[8 * k + i] - 1] for i in range(8)
                                      if byte >> i & 1)
-    keep = np.array([(c == SETTEBELLO) << 6 | (c < 10) << 5 | prim[RANK[c] - 1]
+    keep = np.array([(c == SETTEBELLO) << 6 | (SUIT[c] == 0) << 5 | prim[RANK[c] - 1]
                      for c in range(N_CARDS)], np.int64)
     return _Tables(values.reshape(-1), prim_byte, keep)
 
@@ -119,12 +119,12 @@ def _batch(env: VectorScopaEnv, games: np.ndarray) -> _Batch:
     """The seats to move in ``games`` and their legal moves, as ``env.info_set`` has them."""
     rows = np.arange(len(games))
     seat = env.to_move.take(games)
-    team = seat & 1
+    team = seat % 2
     hands = env.hands[games].view(np.int64)
     piles = env.piles[games].view(np.int64)
     hand = hands[rows, seat]
     table = env.table[games].view(np.int64)
-    own, other = piles[rows, team], piles[rows, team ^ 1]
+    own, other = piles[rows, team], piles[rows, 1 - team]
     sizes = popcount(hands)
     deck = N_CARDS - env.deck_pos.take(games)
     valid = env.legal_valid[games]

@@ -32,7 +32,8 @@ import json
 import multiprocessing as mp
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -45,13 +46,15 @@ from scopa_env.commands import (
     seed_arg,
     writable_file,
 )
+from scopa_env.episode import check_seed
 from scopa_env.game import GameState, IllegalMoveError, apply, new_match
 from scopa_env.observation import info_set
-from scopa_env.play import derive_seed
-from scopa_env.rules import Rules, add_rules_args, make_rules, parse_option
+from scopa_env.play import derive_seed, has_reset
+from scopa_env.rules import Rules, add_rules_args, parse_option, resolve_rules
 from scopa_env.scoring import POINT_KEYS
 
-from .base import Agent, BaseAgent
+from .base import Agent, BaseAgent, PerGame
+from .results import Category, EvalResult, Matches, PointsPerHand, Timing
 from .stats import mean_ci, quantiles_ms, wilson
 
 UNIT = 8
@@ -73,15 +76,6 @@ def match_seed(seed: int, j: int) -> int:
 def default_matches(hands: int) -> int:
     """Paired matches played by default alongside ``hands`` paired hands."""
     return hands // 10
-
-
-def resolve_rules(rules: str | Rules = "scopa", players: int | None = None,
-                  options: dict[str, Any] | None = None) -> Rules:
-    """A ``Rules`` from a name (or ``Rules``), a player count and extra options."""
-    opts = dict(options or {})
-    if players is not None:
-        opts["players"] = players
-    return make_rules(rules, **opts)
 
 
 def spec_of(agent: AgentLike) -> str:
@@ -132,24 +126,58 @@ def _canonical(agent: AgentLike) -> str:
     return spec_of(agent)
 
 
-def play_unit(a: AgentLike, b: AgentLike, rules: Rules, seed: int, kind: str, unit: int,
-              count: int) -> dict[str, Any]:
-    """Play one unit: deals (``kind="hand"``) or matches (``"match"``) number
-    ``unit * UNIT`` .. , both seatings, in lockstep. Returns per-game results and
-    the move times of each side."""
-    start, stop = unit * UNIT, min((unit + 1) * UNIT, count)
+@dataclass(frozen=True)
+class UnitJob:
+    """One unit of work: deals (``kind="hand"``) or matches (``"match"``) number
+    ``unit * UNIT`` up to ``count``, A against B, both seatings."""
+
+    a: AgentLike
+    b: AgentLike
+    rules: Rules
+    seed: int  # the evaluation seed
+    kind: str
+    unit: int
+    count: int
+
+
+@dataclass
+class UnitResult:
+    """What one unit of work played: per game (both seatings of each deal or match) its
+    index, A's team and result, and the move times of each side (0: A, 1: B).
+
+    A hand's result is (A's points by ``POINT_KEYS``, B's); a match's is (A won, hands
+    played, A's score, B's score)."""
+
+    kind: str  # "hand" | "match"
+    unit: int
+    index: list[int]
+    a_team: list[int]
+    results: list[Any]
+    times: list[list[float]]
+    choice_times: list[list[float]]  # moves with a choice only
+    cpu_times: list[list[float]]
+
+
+def play_unit(job: UnitJob) -> UnitResult:
+    """Play one unit, both seatings of each deal or match, in lockstep."""
+    seed, kind, unit = job.seed, job.kind, job.unit
+    start, stop = unit * UNIT, min((unit + 1) * UNIT, job.count)
     kind_id = 0 if kind == "hand" else 1
     # fresh instances per seating t (A's team) and side (0: A, 1: B)
     agents = {(t, side): build_agent(x, derive_seed(seed, 2 + kind_id, unit, side, t))
-              for t in (0, 1) for side, x in enumerate((a, b))}
-    batched = {key: _batched(x) for key, x in agents.items()}
+              for t in (0, 1) for side, x in enumerate((job.a, job.b))}
+    # an agent with reset() keeps state: one instance per game, reset before each deal
+    per_game = {(t, side): PerGame(lambda g, t=t, side=side: build_agent(
+                    (job.a, job.b)[side], derive_seed(seed, 2 + kind_id, unit, side, t, g)))
+                for (t, side), x in agents.items() if has_reset(x)}
+    batched = {key: _batched(x) and key not in per_game for key, x in agents.items()}
     states: list[GameState] = []
     a_team: list[int] = []
     index: list[int] = []
     for i in range(start, stop):
         s_ = deal_seed(seed, i) if kind == "hand" else match_seed(seed, i)
         for t in (0, 1):
-            states.append(new_match(rules, seed=s_))
+            states.append(new_match(job.rules, seed=s_))
             a_team.append(t)
             index.append(i)
     results: list[Any] = [None] * len(states)
@@ -177,7 +205,9 @@ def play_unit(a: AgentLike, b: AgentLike, rules: Rules, seed: int, kind: str, un
                 cpus = [cpu_per] * len(items)
             else:
                 acts, dts, cpus = [], [], []
-                for _, info in items:
+                for g, info in items:
+                    if (t, side) in per_game:
+                        agent = per_game[t, side].get(g, states[g].hand_index)
                     t0, c0 = time.perf_counter(), time.process_time()
                     acts.append(agent.act(info))
                     dts.append(time.perf_counter() - t0)
@@ -204,12 +234,7 @@ def play_unit(a: AgentLike, b: AgentLike, rules: Rules, seed: int, kind: str, un
                     results[g] = (int(s.winner == a_team[g]), hands_played[g],
                                   s.match_score[a_team[g]], s.match_score[1 - a_team[g]])
         active = [g for g in active if results[g] is None]
-    return {"kind": kind, "unit": unit, "index": index, "a_team": a_team, "results": results,
-            "times": times, "choice_times": choice_times, "cpu_times": cpu_times}
-
-
-def _play_unit_job(job: tuple) -> dict[str, Any]:
-    return play_unit(*job)
+    return UnitResult(kind, unit, index, a_team, results, times, choice_times, cpu_times)
 
 
 def _ignore_sigint() -> None:
@@ -219,23 +244,26 @@ def _ignore_sigint() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
 
 
-def evaluate(spec_a: AgentLike, spec_b: AgentLike, hands: int, seed: int,
+def evaluate(spec_a: AgentLike, spec_b: AgentLike, *, hands: int, seed: int,
              rules: str | Rules = "scopa", players: int | None = 2, workers: int = 1,
              options: dict[str, Any] | None = None, progress: bool = False,
              matches: int | None = None,
-             on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
-    """Evaluate A against B under evaluation.md's protocol; a JSON-able dict.
+             on_progress: Callable[[int, int], None] | None = None,
+             backend: str = "local") -> EvalResult:
+    """Evaluate A against B under evaluation.md's protocol.
 
     ``spec_a`` / ``spec_b``: spec strings, agent objects (``workers=1`` only) or
     picklable factories ``seed -> agent``. ``players=None`` keeps the rule set's.
     ``on_progress(done, total)`` is called after each unit with the paired deals and
-    matches finished so far."""
+    matches finished so far. ``backend="ray"`` plays the units as Ray tasks
+    (``agents.ray_eval``; the same results)."""
     if hands < 1:
         raise ValueError(f"hands must be at least 1, got {hands}")
-    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"the evaluation seed must be a non-negative integer, got {seed!r}")
+    seed = check_seed(seed, "the evaluation seed")
     if workers < 1:
         raise ValueError(f"workers must be at least 1, got {workers}")
+    if backend not in ("local", "ray"):
+        raise ValueError(f"backend must be 'local' or 'ray', got {backend!r}")
     r = resolve_rules(rules, players, options)
     n_matches = default_matches(hands) if matches is None else matches
     if n_matches < 0:
@@ -245,9 +273,12 @@ def evaluate(spec_a: AgentLike, spec_b: AgentLike, hands: int, seed: int,
             raise ValueError("an agent object cannot be shared by worker processes: pass a "
                              "spec string or a picklable factory, or use workers=1")
         if isinstance(x, str) or _is_object(x):
-            build_agent(x, 0)  # fail early, in the parent (a bad spec, a missing checkpoint)
-    jobs = [(spec_a, spec_b, r, seed, "hand", u, hands) for u in range(-(-hands // UNIT))]
-    jobs += [(spec_a, spec_b, r, seed, "match", u, n_matches)
+            # fail early, in the parent: a bad spec, a missing checkpoint, rules it cannot play
+            check_rules = getattr(build_agent(x, 0), "check_rules", None)
+            if check_rules is not None:
+                check_rules(r)
+    jobs = [UnitJob(spec_a, spec_b, r, seed, "hand", u, hands) for u in range(-(-hands // UNIT))]
+    jobs += [UnitJob(spec_a, spec_b, r, seed, "match", u, n_matches)
              for u in range(-(-n_matches // UNIT))]
     t0 = time.perf_counter()
     bar = None
@@ -255,37 +286,45 @@ def evaluate(spec_a: AgentLike, spec_b: AgentLike, hands: int, seed: int,
         from tqdm import tqdm
         bar = tqdm(total=hands + n_matches, unit="deal", desc=f"{spec_of(spec_a)} vs "
                    f"{spec_of(spec_b)}", file=sys.stderr, dynamic_ncols=True)
-    outs: list[dict[str, Any]] = []
+    outs: list[UnitResult] = []
     finished = 0
-
-    def done(out: dict[str, Any]) -> None:
-        nonlocal finished
+    for out in run_units(jobs, workers, backend):
         outs.append(out)
-        finished += len(out["index"]) // 2
+        finished += len(out.index) // 2
         if bar is not None:
-            bar.update(len(out["index"]) // 2)
+            bar.update(len(out.index) // 2)
         if on_progress is not None:
             on_progress(finished, hands + n_matches)
-
-    if workers == 1:
-        for job in jobs:
-            done(play_unit(*job))
-    else:
-        ctx = mp.get_context("spawn")
-        with ctx.Pool(min(workers, len(jobs)), initializer=_ignore_sigint) as pool:
-            for out in pool.imap_unordered(_play_unit_job, jobs):
-                done(out)
     if bar is not None:
         bar.close()
     elapsed = time.perf_counter() - t0
-    outs.sort(key=lambda o: (o["kind"] != "hand", o["unit"]))
-    return summarise(outs, spec_a, spec_b, r, hands, n_matches, seed, workers, elapsed)
+    outs.sort(key=lambda o: (o.kind != "hand", o.unit))
+    return summarise(outs, spec_a=spec_a, spec_b=spec_b, rules=r, hands=hands,
+                     n_matches=n_matches, seed=seed, workers=workers, elapsed=elapsed)
 
 
-def summarise(outs: Sequence[dict[str, Any]], spec_a: AgentLike, spec_b: AgentLike, rules: Rules,
-              hands: int, n_matches: int, seed: int, workers: int, elapsed: float
-              ) -> dict[str, Any]:
-    """The report dict from the units' results (in unit order)."""
+def run_units(jobs: Sequence[UnitJob], workers: int, backend: str = "local"
+              ) -> Iterator[UnitResult]:
+    """Play the units of work, here (``workers=1``), in a pool of worker processes or
+    as Ray tasks (``backend="ray"``); each unit's result as it finishes (in any order)."""
+    if backend == "ray":
+        from .ray_eval import run_units as run_on_ray
+
+        yield from run_on_ray(jobs)
+        return
+    if workers == 1:
+        for job in jobs:
+            yield play_unit(job)
+        return
+    ctx = mp.get_context("spawn")
+    with ctx.Pool(min(workers, len(jobs)), initializer=_ignore_sigint) as pool:
+        yield from pool.imap_unordered(play_unit, jobs)
+
+
+def summarise(outs: Sequence[UnitResult], *, spec_a: AgentLike, spec_b: AgentLike,
+              rules: Rules, hands: int, n_matches: int, seed: int, workers: int,
+              elapsed: float) -> EvalResult:
+    """The result from the units' results (in unit order)."""
     pa = np.zeros((hands, 2, len(POINT_KEYS)))
     pb = np.zeros((hands, 2, len(POINT_KEYS)))
     wins = np.zeros((n_matches, 2))
@@ -295,92 +334,87 @@ def summarise(outs: Sequence[dict[str, Any]], spec_a: AgentLike, spec_b: AgentLi
     cpu: list[list[float]] = [[], []]
     for o in outs:
         for side in (0, 1):
-            times[side].extend(o["times"][side])
-            choice[side].extend(o["choice_times"][side])
-            cpu[side].extend(o["cpu_times"][side])
-        for i, t, res in zip(o["index"], o["a_team"], o["results"], strict=True):
-            if o["kind"] == "hand":
+            times[side].extend(o.times[side])
+            choice[side].extend(o.choice_times[side])
+            cpu[side].extend(o.cpu_times[side])
+        for i, t, res in zip(o.index, o.a_team, o.results, strict=True):
+            if o.kind == "hand":
                 pa[i, t], pb[i, t] = res
             else:
                 wins[i, t], mhands[i, t] = res[0], res[1]
     tot = POINT_KEYS.index("total")
-    margin = (pa[:, :, tot] - pb[:, :, tot]).mean(axis=1)
-    ppm = mean_ci(margin)
+    ppm = mean_ci((pa[:, :, tot] - pb[:, :, tot]).mean(axis=1))
     cats = {}
     for k in CATEGORIES:
         if k == "re_bello" and not rules.re_bello or k == "napola" and not rules.napola:
             continue
         c = POINT_KEYS.index(k)
         m = mean_ci((pa[:, :, c] - pb[:, :, c]).mean(axis=1))
-        cats[k] = {"a": float(pa[:, :, c].mean()), "b": float(pb[:, :, c].mean()),
-                   "margin": m["mean"], "ci95": [m["low"], m["high"]]}
+        cats[k] = Category(a=float(pa[:, :, c].mean()), b=float(pb[:, :, c].mean()),
+                           margin=m["mean"], ci95=(m["low"], m["high"]))
     n_games = 2 * n_matches
     won = float(wins.sum())
-    lo, hi = wilson(won, n_games)
-    name_a, name_b = _canonical(spec_a), _canonical(spec_b)
-    return {
-        "a": name_a, "b": name_b, "rules": rules.to_dict(), "players": rules.players,
-        "seed": seed, "hands": hands, "hand_games": 2 * hands,
-        "points_per_hand": {
-            "margin": ppm["mean"], "ci95": [ppm["low"], ppm["high"]],
-            "half_width": ppm["half_width"], "sd": ppm["sd"],
-            "a": float(pa[:, :, tot].mean()), "b": float(pb[:, :, tot].mean())},
-        "categories": cats,
-        "matches": {
-            "paired": n_matches, "played": n_games, "a_wins": int(won),
-            "win_rate": won / n_games if n_games else None,
-            "ci95": [lo, hi] if n_games else None,
-            "hands_per_match": float(mhands.mean()) if n_games else None,
-            "target_score": rules.target_score},
-        "timing": {side: _timing(times[k], choice[k], cpu[k])
-                   for k, side in enumerate(("a", "b"))},
-        "workers": workers, "elapsed_s": elapsed,
-    }
+    return EvalResult(
+        a=_canonical(spec_a), b=_canonical(spec_b), rules=rules, seed=seed, hands=hands,
+        points_per_hand=PointsPerHand(
+            margin=ppm["mean"], ci95=(ppm["low"], ppm["high"]), half_width=ppm["half_width"],
+            sd=ppm["sd"], a=float(pa[:, :, tot].mean()), b=float(pb[:, :, tot].mean())),
+        categories=cats,
+        matches=Matches(
+            paired=n_matches, played=n_games, a_wins=int(won),
+            win_rate=won / n_games if n_games else None,
+            ci95=wilson(won, n_games) if n_games else None,
+            hands_per_match=float(mhands.mean()) if n_games else None,
+            target_score=rules.target_score),
+        timing_a=_timing(times[0], choice[0], cpu[0]),
+        timing_b=_timing(times[1], choice[1], cpu[1]),
+        workers=workers, elapsed_s=elapsed)
 
 
-def _timing(wall: list[float], choice: list[float], cpu: list[float]) -> dict[str, Any]:
+def _timing(wall: list[float], choice: list[float], cpu: list[float]) -> Timing:
     q = quantiles_ms(wall)
     c = quantiles_ms(cpu)
-    return {**q, "median_ms_with_choice": quantiles_ms(choice)["median_ms"],
-            "cpu_median_ms": c["median_ms"], "cpu_p95_ms": c["p95_ms"]}
+    return Timing(moves=q["moves"], median_ms=q["median_ms"], p95_ms=q["p95_ms"],
+                  mean_ms=q["mean_ms"],
+                  median_ms_with_choice=quantiles_ms(choice)["median_ms"],
+                  cpu_median_ms=c["median_ms"], cpu_p95_ms=c["p95_ms"])
 
 
-def format_report(res: dict[str, Any]) -> str:
+def format_report(res: EvalResult) -> str:
     """The human-readable report of an ``evaluate`` result."""
-    a, b = res["a"], res["b"]
-    p = res["points_per_hand"]
-    r = res["rules"]
+    a, b = res.a, res.b
+    p = res.points_per_hand
     wa, wb = max(len(a), 8), max(len(b), 8)
     lines = [
-        f"{a} vs {b}: {r['name']}, {res['players']} players, {res['hands']} paired hands "
-        f"({res['hand_games']} hands), seed {res['seed']}",
-        f"points per hand, {a} - {b}: {p['margin']:+.3f} "
-        f"[95% CI {p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}]  "
-        f"({a} {p['a']:.3f}, {b} {p['b']:.3f} per hand)",
+        f"{a} vs {b}: {res.rules.name}, {res.players} players, {res.hands} paired hands "
+        f"({res.hand_games} hands), seed {res.seed}",
+        f"points per hand, {a} - {b}: {p.margin:+.3f} "
+        f"[95% CI {p.ci95[0]:+.3f}, {p.ci95[1]:+.3f}]  "
+        f"({a} {p.a:.3f}, {b} {p.b:.3f} per hand)",
     ]
-    m = res["matches"]
-    if m["played"]:
+    m = res.matches
+    if m.played:
+        assert m.win_rate is not None and m.ci95 is not None and m.hands_per_match is not None
         lines.append(
-            f"match win rate of {a} (to {m['target_score']}): {100 * m['win_rate']:.1f}% "
-            f"[95% CI {100 * m['ci95'][0]:.1f}%, {100 * m['ci95'][1]:.1f}%] over "
-            f"{m['played']} matches ({m['paired']} paired, {m['hands_per_match']:.1f} "
+            f"match win rate of {a} (to {m.target_score}): {100 * m.win_rate:.1f}% "
+            f"[95% CI {100 * m.ci95[0]:.1f}%, {100 * m.ci95[1]:.1f}%] over "
+            f"{m.played} matches ({m.paired} paired, {m.hands_per_match:.1f} "
             f"hands each)")
     lines.append("")
     lines.append(f"{'category':<12}{a:>{wa + 2}}{b:>{wb + 2}}{'margin':>9}   95% CI")
-    for k, c in res["categories"].items():
-        lines.append(f"{k:<12}{c['a']:>{wa + 2}.3f}{c['b']:>{wb + 2}.3f}{c['margin']:>+9.3f}"
-                     f"   [{c['ci95'][0]:+.3f}, {c['ci95'][1]:+.3f}]")
+    for k, c in res.categories.items():
+        lines.append(f"{k:<12}{c.a:>{wa + 2}.3f}{c.b:>{wb + 2}.3f}{c.margin:>+9.3f}"
+                     f"   [{c.ci95[0]:+.3f}, {c.ci95[1]:+.3f}]")
     lines.append("")
     w = max(wa, wb) + 2
     lines.append(f"{'time per move':<{w}}{'median':>10}{'p95':>10}{'mean':>10}"
                  f"{'median*':>10}{'cpu med':>10}{'cpu p95':>10}")
-    for side, name in (("a", a), ("b", b)):
-        t = res["timing"][side]
-        lines.append(f"{name:<{w}}{t['median_ms']:>10.3f}{t['p95_ms']:>10.3f}"
-                     f"{t['mean_ms']:>10.3f}{t['median_ms_with_choice']:>10.3f}"
-                     f"{t['cpu_median_ms']:>10.3f}{t['cpu_p95_ms']:>10.3f}")
+    for t, name in ((res.timing_a, a), (res.timing_b, b)):
+        lines.append(f"{name:<{w}}{t.median_ms:>10.3f}{t.p95_ms:>10.3f}"
+                     f"{t.mean_ms:>10.3f}{t.median_ms_with_choice:>10.3f}"
+                     f"{t.cpu_median_ms:>10.3f}{t.cpu_p95_ms:>10.3f}")
     lines.append("(ms of wall time, cpu = process CPU time; * = moves with a choice)")
-    lines.append(f"({res['elapsed_s']:.1f} s, {res['workers']} worker(s))")
+    lines.append(f"({res.elapsed_s:.1f} s, {res.workers} worker(s))")
     return "\n".join(lines)
 
 
@@ -396,6 +430,10 @@ def add_common_args(p: argparse.ArgumentParser) -> None:
     add_rules_args(p)
     p.add_argument("--workers", type=positive_int, default=1,
                    help="worker processes (results are identical for any number)")
+    p.add_argument("--backend", choices=("local", "ray"), default="local",
+                   help="'ray': play the deals as Ray tasks on the cluster of RAY_ADDRESS or "
+                        "of `ray start` on this machine, else a local one (pip install -e "
+                        ".[ray]; the same results); --workers is then unused")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress bar on stderr (default: when stderr is a terminal)")
 
@@ -420,11 +458,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.save:
             writable_file(args.save, "--save file")  # before the evaluation, not after
         progress = sys.stderr.isatty() if args.progress is None else args.progress
-        res = evaluate(args.spec_a, args.spec_b, args.hands, args.seed, rules=args.rules,
-                       players=args.players, workers=args.workers,
+        res = evaluate(args.spec_a, args.spec_b, hands=args.hands, seed=args.seed,
+                       rules=args.rules, players=args.players, workers=args.workers,
                        options=options_from_args(args), progress=progress,
-                       matches=args.matches)
-        text = json.dumps(res, indent=2)
+                       matches=args.matches, backend=args.backend)
+        text = json.dumps(res.to_json(), indent=2)
         print(text if args.json else format_report(res))
         if args.save:
             with open(args.save, "w", encoding="utf-8") as f:

@@ -47,23 +47,18 @@ import numpy as np
 from gymnasium import spaces
 
 from scopa_env.env import render_text
+from scopa_env.episode import EPISODES, REWARDS, check_choice, hand_end
 from scopa_env.game import GameState, StepResult, apply, new_match, raise_illegal
 from scopa_env.moves import N_ACTIONS, legal_actions
 from scopa_env.observation import OBS_DIM, encode, info_set
+from scopa_env.play import start_deal
 from scopa_env.rules import Rules, make_rules
 
 from . import check_spec, make_agent
 from .base import Agent
 
-REWARDS = ("match", "points")
-EPISODES = ("match", "hand")
 ILLEGAL = ("lose", "raise")
 AgentSpec = str | Agent
-
-
-def _check_choice(name: str, value: Any, allowed: tuple[str, ...]) -> None:
-    if value not in allowed:
-        raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, got {value!r}")
 
 
 def _check_agent(role: str, agent: Any) -> AgentSpec:
@@ -90,9 +85,9 @@ class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
                  illegal_action: str = "lose", render_mode: str | None = None,
                  **options: Any) -> None:
         self.rules = make_rules(rules, **options)
-        _check_choice("reward", reward, REWARDS)
-        _check_choice("episode", episode, EPISODES)
-        _check_choice("illegal_action", illegal_action, ILLEGAL)
+        check_choice("reward", reward, REWARDS)
+        check_choice("episode", episode, EPISODES)
+        check_choice("illegal_action", illegal_action, ILLEGAL)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'human' or 'ansi', got {render_mode!r}")
         n = self.rules.players
@@ -161,6 +156,7 @@ class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._state = new_match(self.rules, seed=match_seed, deck=(options or {}).get("deck"))
         self._over = False
         s = self._state
+        start_deal(self._agents.values())
         self._legal = legal_actions(s.hands[s.to_move], s.table, s.rules)
         info: dict[str, Any] = {}
         self._play_others(info)  # the learner never waits past a whole hand
@@ -191,6 +187,8 @@ class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         """Play one move (any seat's); the learner's reward from it."""
         s = self._state
         result = apply(s, action, check=False)
+        if result.hand is not None and not s.done:
+            start_deal(self._agents.values())
         reward = self._reward(result, info)
         if self._over:
             self._legal = []
@@ -216,20 +214,13 @@ class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         s, team = self._state, self.seat % 2
         if result.hand is None:
             return 0.0
-        done = result.match_over or self.episode_mode == "hand"
         totals = [e["points"]["total"] for e in result.hand.score]
-        own, other = totals[team], totals[1 - team]
-        info["hand_points"] = (own, other)
+        info["hand_points"] = (totals[team], totals[1 - team])
         if result.match_over:
             info["match_score"] = (s.match_score[team], s.match_score[1 - team])
-        self._over = done
-        if self.reward_mode == "points":
-            return float(own - other)
-        if result.match_over:
-            return 1.0 if s.winner == team else -1.0
-        if done:
-            return float(np.sign(own - other))
-        return 0.0
+        self._over, rewards = hand_end(self.reward_mode, self.episode_mode, totals,
+                                       result.match_over, s.winner)
+        return rewards[team]
 
     # -- views -----------------------------------------------------------------------------
     def _obs(self) -> np.ndarray:

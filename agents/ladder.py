@@ -11,7 +11,9 @@ seat-swapped deals and matches). Two ratings are fitted, both anchored at
   points-per-hand margins), with its 95% interval.
 
 ``DIR`` receives ``ratings.csv``, ``ratings.json`` (ratings, pairwise results and the
-parameters), ``ladder.md`` and ``ladder.png``; each pair's full evaluation is kept
+parameters), ``ladder.md``, ``ladder.png`` and ``README.md``, the leaderboard
+(``agents.leaderboard``: ranks with their uncertainty, the margin against ``pimc``,
+time per move); each pair's full evaluation is kept
 in ``DIR/pairs/`` and reused when the ladder is re-run with the same parameters.
 """
 
@@ -29,15 +31,17 @@ from typing import Any
 import numpy as np
 
 from scopa_env.commands import Parser, run
+from scopa_env.rules import resolve_rules
 
+from . import leaderboard
 from .evaluate import (
     _canonical,
     add_common_args,
     build_agent,
     evaluate,
     options_from_args,
-    resolve_rules,
 )
+from .results import EvalResult
 from .stats import Z95, additive_ratings, bradley_terry
 
 # the evaluation protocol a cached pair was played under (2: fresh agents per seating)
@@ -48,10 +52,10 @@ def _slug(spec: str) -> str:
     return re.sub(r"[^A-Za-z0-9_.=-]+", "_", spec)[:60]
 
 
-def run_pairs(specs: Sequence[str], hands: int, seed: int, out: Path, rules: str = "scopa",
+def run_pairs(specs: Sequence[str], *, hands: int, seed: int, out: Path, rules: str = "scopa",
               players: int | None = None, options: dict[str, Any] | None = None,
               workers: int = 1, matches: int | None = None, progress: bool = False,
-              log: Any = None) -> list[dict[str, Any]]:
+              log: Any = None, backend: str = "local") -> list[EvalResult]:
     """Evaluate every pair (cached in ``out/pairs``); one result per pair, in order."""
     pairs_dir = out / "pairs"
     pairs_dir.mkdir(parents=True, exist_ok=True)
@@ -68,20 +72,20 @@ def run_pairs(specs: Sequence[str], hands: int, seed: int, out: Path, rules: str
             if log:
                 print(f"{a} vs {b}: reusing {path}", file=log)
             continue
-        res = evaluate(a, b, hands, seed, rules=rules, players=players, workers=workers,
-                       options=options, progress=progress, matches=matches)
-        path.write_text(json.dumps({"params": params, "result": res}, indent=1) + "\n",
-                        encoding="utf-8")
+        res = evaluate(a, b, hands=hands, seed=seed, rules=rules, players=players,
+                       workers=workers, options=options, progress=progress, matches=matches,
+                       backend=backend)
+        path.write_text(json.dumps({"params": params, "result": res.to_json()}, indent=1)
+                        + "\n", encoding="utf-8")
         if log:
-            p = res["points_per_hand"]
-            print(f"{res['a']} vs {res['b']}: {p['margin']:+.3f} "
-                  f"[{p['ci95'][0]:+.3f}, {p['ci95'][1]:+.3f}] points/hand "
-                  f"({res['elapsed_s']:.0f} s)", file=log)
+            p = res.points_per_hand
+            print(f"{res.a} vs {res.b}: {p.margin:+.3f} [{p.ci95[0]:+.3f}, {p.ci95[1]:+.3f}] "
+                  f"points/hand ({res.elapsed_s:.0f} s)", file=log)
         results.append(res)
     return results
 
 
-def _cached(path: Path, params: dict[str, Any]) -> dict[str, Any] | None:
+def _cached(path: Path, params: dict[str, Any]) -> EvalResult | None:
     """The cached result of a pair played with ``params``; None when there is none (an
     unreadable or stale file is played again and overwritten)."""
     try:
@@ -90,11 +94,13 @@ def _cached(path: Path, params: dict[str, Any]) -> dict[str, Any] | None:
         return None
     if not isinstance(cached, dict) or cached.get("params") != params:
         return None
-    result = cached.get("result")
-    return result if isinstance(result, dict) else None
+    try:
+        return EvalResult.from_json(cached["result"])
+    except (KeyError, TypeError, ValueError, AttributeError):
+        return None
 
 
-def fit(names: Sequence[str], results: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def fit(names: Sequence[str], results: Sequence[EvalResult]) -> dict[str, Any]:
     """Ratings of ``names`` from pairwise ``evaluate`` results (canonical specs)."""
     n = len(names)
     idx = {s: k for k, s in enumerate(names)}
@@ -103,17 +109,16 @@ def fit(names: Sequence[str], results: Sequence[dict[str, Any]]) -> dict[str, An
     rows = []
     pairs = []
     for r in results:
-        i, j = idx[r["a"]], idx[r["b"]]
-        m = r["matches"]
-        if m["played"]:
-            wins[i, j] += m["a_wins"]
-            wins[j, i] += m["played"] - m["a_wins"]
-        p = r["points_per_hand"]
-        se = p["half_width"] / Z95
-        rows.append((i, j, p["margin"], se))
-        pairs.append({"a": r["a"], "b": r["b"], "margin": p["margin"], "ci95": p["ci95"],
-                      "win_rate": m["win_rate"], "win_ci95": m["ci95"],
-                      "matches": m["played"], "hands": r["hands"]})
+        i, j = idx[r.a], idx[r.b]
+        m, p = r.matches, r.points_per_hand
+        if m.played:
+            wins[i, j] += m.a_wins
+            wins[j, i] += m.played - m.a_wins
+        rows.append((i, j, p.margin, p.half_width / Z95))
+        pairs.append({"a": r.a, "b": r.b, "margin": p.margin, "ci95": list(p.ci95),
+                      "win_rate": m.win_rate,
+                      "win_ci95": None if m.ci95 is None else list(m.ci95),
+                      "matches": m.played, "hands": r.hands})
     elo, elo_se = bradley_terry(n, wins, anchor=anchor)
     pts, pts_se = additive_ratings(n, rows, anchor=anchor)
     ratings = []
@@ -130,7 +135,7 @@ def fit(names: Sequence[str], results: Sequence[dict[str, Any]]) -> dict[str, An
 
 
 def write_outputs(out: Path, table: dict[str, Any], meta: dict[str, Any],
-                  results: Sequence[dict[str, Any]]) -> None:
+                  results: Sequence[EvalResult]) -> None:
     """ratings.csv, ratings.json, ladder.md and ladder.png in ``out``."""
     out.mkdir(parents=True, exist_ok=True)
     with open(out / "ratings.csv", "w", newline="", encoding="utf-8") as f:
@@ -143,14 +148,15 @@ def write_outputs(out: Path, table: dict[str, Any], meta: dict[str, Any],
                         f"{r['elo_ci95'][1]:.1f}", f"{r['points_per_hand']:.3f}",
                         f"{r['points_ci95'][0]:.3f}", f"{r['points_ci95'][1]:.3f}",
                         r["matches_won"], r["matches_played"]])
-    doc = {**meta, **table, "evaluations": list(results)}
+    doc = {**meta, **table, "evaluations": [r.to_json() for r in results]}
     (out / "ratings.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     (out / "ladder.md").write_text(markdown(table, meta, results), encoding="utf-8")
+    leaderboard.write(out, doc)
     plot(out / "ladder.png", table, meta)
 
 
 def markdown(table: dict[str, Any], meta: dict[str, Any],
-             results: Sequence[dict[str, Any]]) -> str:
+             results: Sequence[EvalResult]) -> str:
     """The ladder as Markdown: ratings, then every pair."""
     return ratings_markdown(table, meta) + "\n" + pairs_markdown(results)
 
@@ -175,19 +181,20 @@ def ratings_markdown(table: dict[str, Any], meta: dict[str, Any]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def pairs_markdown(results: Sequence[dict[str, Any]]) -> str:
+def pairs_markdown(results: Sequence[EvalResult]) -> str:
     """Every pair's result (Markdown)."""
     lines = ["| A | B | points/hand A - B | 95% CI | A's match win rate | 95% CI | "
               "A ms/move (median) | B ms/move (median) |",
              "|---|---|---:|---|---:|---|---:|---:|"]
     for r in results:
-        p, m, t = r["points_per_hand"], r["matches"], r["timing"]
-        wr = "-" if not m["played"] else f"{100 * m['win_rate']:.1f}%"
-        wci = "-" if not m["played"] else \
-            f"[{100 * m['ci95'][0]:.1f}%, {100 * m['ci95'][1]:.1f}%]"
-        lines.append(f"| `{r['a']}` | `{r['b']}` | {p['margin']:+.3f} | [{p['ci95'][0]:+.3f}, "
-                     f"{p['ci95'][1]:+.3f}] | {wr} | {wci} | {t['a']['median_ms']:.3f} | "
-                     f"{t['b']['median_ms']:.3f} |")
+        p, m = r.points_per_hand, r.matches
+        wr = wci = "-"
+        if m.played and m.win_rate is not None and m.ci95 is not None:
+            wr = f"{100 * m.win_rate:.1f}%"
+            wci = f"[{100 * m.ci95[0]:.1f}%, {100 * m.ci95[1]:.1f}%]"
+        lines.append(f"| `{r.a}` | `{r.b}` | {p.margin:+.3f} | [{p.ci95[0]:+.3f}, "
+                     f"{p.ci95[1]:+.3f}] | {wr} | {wci} | {r.timing_a.median_ms:.3f} | "
+                     f"{r.timing_b.median_ms:.3f} |")
     return "\n".join(lines) + "\n"
 
 
@@ -217,12 +224,13 @@ def plot(path: Path, table: dict[str, Any], meta: dict[str, Any]) -> None:
     plt.close(fig)
 
 
-def ladder(specs: Sequence[str], hands: int, seed: int, out: str | Path,
+def ladder(specs: Sequence[str], *, hands: int, seed: int, out: str | Path,
            rules: str = "scopa", players: int | None = None,
            options: dict[str, Any] | None = None, workers: int = 1,
-           matches: int | None = None, progress: bool = False, log: Any = None
-           ) -> dict[str, Any]:
-    """Run the round robin, fit the ratings and write every output; the table."""
+           matches: int | None = None, progress: bool = False, log: Any = None,
+           backend: str = "local") -> dict[str, Any]:
+    """Run the round robin, fit the ratings and write every output; the table.
+    ``backend="ray"``: every pair's deals are Ray tasks (the same results)."""
     if len(specs) < 2:
         raise ValueError("a ladder needs at least two agents")
     names = [_canonical(s) for s in specs]
@@ -235,11 +243,12 @@ def ladder(specs: Sequence[str], hands: int, seed: int, out: str | Path,
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {str(out)!r} is a file: give a folder for the ladder's files")
     out.mkdir(parents=True, exist_ok=True)
-    results = run_pairs(specs, hands, seed, out, rules, players, options, workers, matches,
-                        progress, log)
+    results = run_pairs(specs, hands=hands, seed=seed, out=out, rules=rules, players=players,
+                        options=options, workers=workers, matches=matches, progress=progress,
+                        log=log, backend=backend)
     table = fit(names, results)
     meta = {"rules": r.name, "players": r.players, "options": options or {},
-            "hands": hands, "seed": seed, "matches": results[0]["matches"]["paired"],
+            "hands": hands, "seed": seed, "matches": results[0].matches.paired,
             "target_score": r.target_score, "specs": list(specs)}
     write_outputs(out, table, meta, results)
     return {**meta, **table}
@@ -257,12 +266,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     def command() -> int:
         args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
         progress = sys.stderr.isatty() if args.progress is None else args.progress
-        res = ladder(args.specs, args.hands, args.seed, args.out, rules=args.rules,
+        res = ladder(args.specs, hands=args.hands, seed=args.seed, out=args.out, rules=args.rules,
                      players=args.players, options=options_from_args(args),
                      workers=args.workers, matches=args.matches, progress=progress,
-                     log=sys.stderr)
+                     log=sys.stderr, backend=args.backend)
         print(ratings_markdown(res, res))
-        print(f"wrote {args.out}/ratings.csv, ratings.json, ladder.md, ladder.png")
+        print(f"wrote {args.out}/README.md (the leaderboard), ratings.csv, ratings.json, "
+              f"ladder.md, ladder.png")
         return 0
 
     return run("scopa ladder", command, top_level=argv is None)

@@ -26,7 +26,15 @@ from __future__ import annotations
 import math
 import random
 
-from scopa_env.cards import COINS_MASK, FULL_DECK, N_CARDS, SETTEBELLO, cards_of
+from scopa_env.cards import (
+    COINS_MASK,
+    FULL_DECK,
+    N_CARDS,
+    RE_BELLO,
+    SETTEBELLO,
+    SUIT_MASK,
+    cards_of,
+)
 from scopa_env.game import GameState, apply
 from scopa_env.moves import ACE_ALL_BASE, ACTION_CAPTURE, legal_actions
 from scopa_env.observation import InfoSet
@@ -130,12 +138,12 @@ class LeafModel:
         v += CARTE[p0.bit_count()][p1.bit_count()]
         v += DENARI[(p0 & COINS_MASK).bit_count()][(p1 & COINS_MASK).bit_count()]
         diff = 0.0
-        for s in range(0, 40, 10):
-            diff += self._suit_diff(p0 >> s & 1023, p1 >> s & 1023)
+        for s in range(0, N_CARDS, 10):
+            diff += self._suit_diff(p0 >> s & SUIT_MASK[0], p1 >> s & SUIT_MASK[0])
         v += math.tanh(diff / PRIMIERA_SCALE)
         rules = self.rules
         if rules.re_bello:
-            v += (p0 >> 9 & 1) - (p1 >> 9 & 1)
+            v += (p0 >> RE_BELLO & 1) - (p1 >> RE_BELLO & 1)
         if rules.napola:
             v += napola_run(p0) - napola_run(p1)
         if len(self._cache) > 1 << 16:
@@ -179,7 +187,7 @@ class _Search:
         """Exact-window value of playing ``a`` in ``s`` for the side to move in ``s``."""
         self.nodes += 1
         c = s.copy()
-        team = s.to_move & 1
+        team = s.to_move % 2
         res = apply(c, a, False, None, False)
         if res.hand is not None:
             sc = res.hand.score
@@ -192,7 +200,7 @@ class _Search:
     def negamax(self, s: GameState, depth: int, alpha: float, beta: float) -> float:
         """Value of ``s`` for the side to move, searching ``depth`` more plies."""
         seat = s.to_move
-        team = seat & 1
+        team = seat % 2
         moves = self.ordered(s.hands[seat], s.table)
         self.nodes += len(moves)
         leaf = self.leaf.value

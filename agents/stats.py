@@ -42,24 +42,38 @@ def quantiles_ms(times_s: Sequence[float]) -> dict[str, float]:
             "p95_ms": float(np.percentile(t, 95)), "mean_ms": float(t.mean())}
 
 
+ELO_SCALE = 400.0 / math.log(10.0)
+"""Elo points per unit of log strength (400 Elo = a 10:1 strength ratio)."""
+
+
 def bradley_terry(n: int, wins: np.ndarray, anchor: int = 0, prior: float = 0.5,
-                  iters: int = 10000, tol: float = 1e-10) -> tuple[np.ndarray, np.ndarray]:
-    """Bradley-Terry fit of ``wins[i, j]`` (times i beat j) as Elo ratings.
+                  iters: int = 10000, tol: float = 1e-10,
+                  fixed: dict[int, float] | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """Bradley-Terry fit of ``wins[i, j]`` (times i beat j) as Elo ratings: the one
+    rating fitter of the kit (the ladder, and the trainer's rating of its policy).
 
     Every pair that met gets ``prior`` virtual wins each way (keeps ratings finite
     when one side won every match). Returns (elo, standard error), both 0 at
-    ``anchor``; the errors come from the inverse Fisher information."""
+    ``anchor``; the errors come from the inverse Fisher information. ``fixed``
+    ({player: Elo}) holds those players' ratings at known values instead (no anchor):
+    the others are fitted against them, and only they have a standard error."""
     w = np.asarray(wins, dtype=np.float64).copy()
     games = w + w.T
     met = games > 0
     w = w + prior * met
     games = w + w.T
     gamma = np.ones(n)
+    held = np.zeros(n, bool)
+    for i, elo in (fixed or {}).items():
+        gamma[i], held[i] = math.exp(elo / ELO_SCALE), True
     total_wins = w.sum(axis=1)
     for _ in range(iters):
         denom = np.where(met, games / (gamma[:, None] + gamma[None, :]), 0.0).sum(axis=1)
         new = np.where(denom > 0, total_wins / np.maximum(denom, 1e-300), gamma)
-        new /= new[anchor]
+        if fixed:
+            new = np.where(held, gamma, new)
+        else:
+            new /= new[anchor]
         if np.max(np.abs(np.log(new) - np.log(gamma))) < tol:
             gamma = new
             break
@@ -68,7 +82,7 @@ def bradley_terry(n: int, wins: np.ndarray, anchor: int = 0, prior: float = 0.5,
     p = gamma[:, None] / (gamma[:, None] + gamma[None, :])
     info = np.where(met, games * p * (1 - p), 0.0)
     hess = np.diag(info.sum(axis=1)) - info
-    keep = [i for i in range(n) if i != anchor]
+    keep = [i for i in range(n) if not held[i]] if fixed else [i for i in range(n) if i != anchor]
     var = np.zeros(n)
     if keep:
         try:
@@ -76,8 +90,8 @@ def bradley_terry(n: int, wins: np.ndarray, anchor: int = 0, prior: float = 0.5,
             var[keep] = np.diag(cov)
         except np.linalg.LinAlgError:
             var[keep] = np.inf
-    scale = 400.0 / math.log(10.0)
-    return scale * (theta - theta[anchor]), scale * np.sqrt(var)
+    origin = 0.0 if fixed else theta[anchor]
+    return ELO_SCALE * (theta - origin), ELO_SCALE * np.sqrt(var)
 
 
 def additive_ratings(n: int, pairs: Sequence[tuple[int, int, float, float]], anchor: int = 0

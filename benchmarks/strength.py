@@ -23,15 +23,17 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.evaluate import evaluate  # noqa: E402
 from agents.ladder import ladder, pairs_markdown, ratings_markdown  # noqa: E402
+from agents.results import EvalResult  # noqa: E402
 
 SPECS = ["random", "greedy", "expert", "pimc"]  # pimc = pimc:worlds=12,depth=5
 
 
 def timing(players: int, hands: int, seed: int) -> dict:
     """pimc against greedy with one worker: pimc's time per move."""
-    res = evaluate(SPECS[3], "greedy", hands, seed, players=players, workers=1, matches=0)
-    return {"players": players, "hands": hands, "margin": res["points_per_hand"],
-            "pimc": res["timing"]["a"]}
+    res = evaluate(SPECS[3], "greedy", hands=hands, seed=seed, players=players, workers=1,
+                   matches=0)
+    return {"players": players, "hands": hands, "margin": res.points_per_hand.to_json(),
+            "pimc": res.timing_a.to_json()}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -52,9 +54,10 @@ def main(argv: list[str] | None = None) -> int:
         if f"{players or 2}p" in args.skip:
             continue
         # players=None: the rule set's own (2), as `scopa ladder` without --players
-        res = ladder(SPECS, hands, args.seed, sub, players=players, workers=args.workers,
-                     log=sys.stderr)
-        evals = json.loads((sub / "ratings.json").read_text())["evaluations"]
+        res = ladder(SPECS, hands=hands, seed=args.seed, out=sub, players=players,
+                     workers=args.workers, log=sys.stderr)
+        evals = [EvalResult.from_json(e)
+                 for e in json.loads((sub / "ratings.json").read_text())["evaluations"]]
         parts.append(ratings_markdown(res, res) + "\n" + pairs_markdown(evals))
     if "timing" not in args.skip:
         rows = [timing(players, args.timing_hands, args.seed) for players in (2, 4)]

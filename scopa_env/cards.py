@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 SUITS = "dcsb"
-SUIT_NAMES = ("denari", "coppe", "spade", "bastoni")
 N_CARDS = 40
 FULL_DECK = (1 << N_CARDS) - 1
 SETTEBELLO = 6  # 7 of coins
@@ -61,10 +60,3 @@ def cards_of(mask: int) -> list[int]:
         mask ^= low
     return out
 
-
-def popcount(mask: int) -> int:
-    return mask.bit_count()
-
-
-def codes_of(mask: int) -> list[str]:
-    return [CODES[c] for c in cards_of(mask)]

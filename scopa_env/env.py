@@ -25,11 +25,9 @@ for agent in env.agent_iter():
 | illegal actions | `illegal_action="raise"` (default): `IllegalMoveError` naming the move, the seat and the legal moves. `"lose"`: the offender gets -1, every other seat 0, and the episode ends (PettingZoo's TerminateIllegalWrapper) |
 | rules | `rules="scopa"` (or `scopone_scientifico`, `scopone`, `asso_piglia_tutto`, a `Rules`) plus any option of rules.md as a keyword: `players=4`, `capture_rule="fewest"`, `target_score=21`, … |
 
-Observation layout (own = the seat's team): 0:40 hand, 40:80 table, 80:120 own
-captures, 120:160 other team's captures, 160:200 unseen cards, 200:204 hand sizes by
-relative seat / hand_size, 204 deck count / 40, 205:207 match score / target,
-207:209 scope this hand / 10, 209:213 one-hot seat relative to dealer, 213:216
-one-hot last capturing team (own, other, nobody). See `scopa_env.observation`.
+The observation's layout (hand, table, both teams' captures, unseen cards, then hand
+sizes, deck count, match score, scope, seat from the dealer, last capturing team) is
+defined once, as named slices, in `scopa_env.observation` (`LAYOUT`).
 
 `env.unwrapped.info_set(agent)` gives the same information as a structured
 `InfoSet` (for rule-based agents); `env.unwrapped.record` is the match's game
@@ -49,6 +47,7 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from .cards import CODES, cards_of
+from .episode import EPISODES, REWARDS, check_choice, check_seed, hand_end
 from .game import GameState, IllegalMoveError, apply, new_match, raise_illegal
 from .moves import N_ACTIONS, action_text, legal_actions
 from .observation import OBS_DIM, InfoSet, encode, info_set
@@ -56,8 +55,6 @@ from .play import derive_seed
 from .records import MatchRecorder
 from .rules import Rules, make_rules
 
-REWARDS = ("match", "points")
-EPISODES = ("match", "hand")
 ILLEGAL = ("raise", "lose")
 
 
@@ -85,9 +82,7 @@ class raw_env(AECEnv):
         self.rules = make_rules(rules, **options)
         for name, value, allowed in (("reward", reward, REWARDS), ("episode", episode, EPISODES),
                                      ("illegal_action", illegal_action, ILLEGAL)):
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, "
-                                 f"got {value!r}")
+            check_choice(name, value, allowed)
         if render_mode is not None and render_mode not in self.metadata["render_modes"]:
             raise ValueError(f"render_mode must be None, 'human' or 'ansi', got {render_mode!r}")
         self.render_mode = render_mode
@@ -138,10 +133,8 @@ class raw_env(AECEnv):
 
     # -- episode -------------------------------------------------------------------------
     def reset(self, seed: int | None = None, options: dict | None = None) -> None:
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
-                                 or seed < 0):
-            raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
         if seed is not None:
+            seed = check_seed(seed)
             self._seed_rng = np.random.default_rng(seed)
             self.np_random, _ = _gym_rng(derive_seed(seed, 1))  # reveals nothing of the seed
         elif not hasattr(self, "np_random") or self.np_random is None:
@@ -185,18 +178,13 @@ class raw_env(AECEnv):
         result = apply(s, int(action), check=False)
         self._recorder.observe(result, s)
         self.rewards = dict.fromkeys(self.agents, 0.0)
-        done = result.match_over or (result.hand is not None and self.episode_mode == "hand")
-        if result.hand is not None and (self.reward_mode == "points" or done):
-            totals = [e["points"]["total"] for e in result.hand.score]
-            if self.reward_mode == "points":
-                margins = [totals[0] - totals[1], totals[1] - totals[0]]
-            elif result.match_over:
-                margins = [1.0 if s.winner == t else -1.0 for t in (0, 1)]
-            else:  # one-hand episode, match reward: the sign of the hand's margin
-                m = float(np.sign(totals[0] - totals[1]))
-                margins = [m, -m]
+        done = False
+        if result.hand is not None:
+            done, team_rewards = hand_end(self.reward_mode, self.episode_mode,
+                                          [e["points"]["total"] for e in result.hand.score],
+                                          result.match_over, s.winner)
             for a in self.agents:
-                self.rewards[a] = float(margins[self.agent_name_mapping[a] % 2])
+                self.rewards[a] = team_rewards[self.agent_name_mapping[a] % 2]
         if done:
             self.terminations = dict.fromkeys(self.agents, True)
             self._legal = []

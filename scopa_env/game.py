@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from .cards import CODES, FULL_DECK, N_CARDS, RANK_MASK, card_id, cards_of
+from .episode import check_seed, entropy_seed
 from .moves import (
     ACE_ALL_BASE,
     ACTION_CAPTURE,
@@ -74,9 +75,6 @@ class GameState:
     @property
     def deck_count(self) -> int:
         return N_CARDS - self.deck_pos
-
-    def team_of(self, seat: int) -> int:
-        return seat % 2
 
     def legal_actions(self) -> list[int]:
         if self.done:
@@ -141,7 +139,31 @@ def _opening_table(deck: tuple[int, ...], rules: Rules) -> int:
 
 
 def needs_redeal(deck: tuple[int, ...], rules: Rules) -> bool:
+    """Whether ``redeal_three_kings`` redeals this deal order (three or more kings on
+    the opening table)."""
     return rules.redeal_three_kings and (_opening_table(deck, rules) & KINGS).bit_count() >= 3
+
+
+def deal_order(seed: int, hand_index: int, rules: Rules) -> tuple[tuple[int, ...], int]:
+    """The deal order of hand ``hand_index`` of the match seeded ``seed``: shuffled
+    again (the next redeal attempt) as long as the three-kings rule redeals it; with
+    the number of redeals."""
+    attempt = 0
+    deck = shuffled_deck(seed, hand_index, attempt)
+    while needs_redeal(deck, rules):
+        attempt += 1
+        deck = shuffled_deck(seed, hand_index, attempt)
+    return deck, attempt
+
+
+def played_deck(deck: Any, rules: Rules) -> tuple[int, ...]:
+    """A given deal order (card ids or codes) checked as one that was played: all 40
+    cards once, and not one that the three-kings rule redeals."""
+    d = parse_deck(deck)
+    if needs_redeal(d, rules):
+        raise ValueError("this deck puts three or more kings on the opening table, which "
+                         "redeal_three_kings redeals: give the deck of the deal played")
+    return d
 
 
 def _deal_round(s: GameState) -> None:
@@ -157,18 +179,9 @@ def start_hand(s: GameState, deck: Any = None) -> None:
     """Shuffle (or take ``deck``) and deal a new hand in place, dealer already set."""
     rules = s.rules
     if deck is not None:
-        d = parse_deck(deck)
-        if needs_redeal(d, rules):
-            raise ValueError("this deck puts three or more kings on the opening table, which "
-                             "redeal_three_kings redeals: give the deck of the deal played")
-        s.redeals = 0
+        d, s.redeals = played_deck(deck, rules), 0
     else:
-        attempt = 0
-        d = shuffled_deck(s.seed, s.hand_index, attempt)
-        while needs_redeal(d, rules):
-            attempt += 1
-            d = shuffled_deck(s.seed, s.hand_index, attempt)
-        s.redeals = attempt
+        d, s.redeals = deal_order(s.seed, s.hand_index, rules)
     s.deck = d
     s.deck_pos = 0
     s.hands = [0] * rules.players
@@ -185,11 +198,8 @@ def new_match(rules: Rules | str = "scopa", seed: int | None = None, deck: Any =
     """A new match with its first hand dealt (dealer = last seat)."""
     if not isinstance(rules, Rules) or options:
         rules = make_rules(rules, **options)
-    if seed is None:
-        seed = int(np.random.SeedSequence().generate_state(1)[0])
-    if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-        raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-    s = GameState(rules=rules, seed=int(seed), dealer=rules.players - 1)
+    seed = entropy_seed() if seed is None else check_seed(seed)
+    s = GameState(rules=rules, seed=seed, dealer=rules.players - 1)
     start_hand(s, deck)
     return s
 

@@ -27,18 +27,50 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .cards import FULL_DECK, N_CARDS, cards_of
-from .game import GameState, hidden_cards
+from .cards import FULL_DECK, N_CARDS
+from .game import GameState
 from .rules import Rules
 
-OBS_DIM = 216
-HAND, TABLE, OWN_PILE, OTHER_PILE, UNSEEN = (slice(i * 40, (i + 1) * 40) for i in range(5))
-HAND_SIZES = slice(200, 204)
-DECK_COUNT = 204
-MATCH_SCORE = slice(205, 207)
-SCOPE = slice(207, 209)
-SEAT_FROM_DEALER = slice(209, 213)
-LAST_CAPTURE = slice(213, 216)
+LAYOUT: tuple[tuple[str, int], ...] = (
+    ("hand", N_CARDS), ("table", N_CARDS), ("own_pile", N_CARDS), ("other_pile", N_CARDS),
+    ("unseen", N_CARDS), ("hand_sizes", 4), ("deck_count", 1), ("match_score", 2),
+    ("scope", 2), ("seat_from_dealer", 4), ("last_capture", 3))
+"""The observation's parts in order, with their sizes: the one definition of the layout
+(the table above, the encoders here and in ``scopa_env.vector``, the move features)."""
+
+
+def _slices(layout: tuple[tuple[str, int], ...]) -> dict[str, slice]:
+    out, at = {}, 0
+    for name, size in layout:
+        out[name] = slice(at, at + size)
+        at += size
+    return out
+
+
+SLICES = _slices(LAYOUT)
+OBS_DIM = sum(size for _, size in LAYOUT)
+HAND, TABLE, OWN_PILE, OTHER_PILE, UNSEEN = (
+    SLICES[k] for k in ("hand", "table", "own_pile", "other_pile", "unseen"))
+HAND_SIZES = SLICES["hand_sizes"]  # by seat relative to the observer (0 = itself)
+DECK_COUNT = SLICES["deck_count"]
+MATCH_SCORE = SLICES["match_score"]  # (own team, other team)
+SCOPE = SLICES["scope"]  # (own team, other team)
+SEAT_FROM_DEALER = SLICES["seat_from_dealer"]  # one-hot (seat - dealer) mod players
+LAST_CAPTURE = SLICES["last_capture"]  # one-hot: own team, other team, nobody yet
+CARD_SETS = slice(HAND.start, UNSEEN.stop)
+"""The five card sets, back to back (bit ``i`` of a set's mask = its column ``i``)."""
+SCALARS = slice(CARD_SETS.stop, OBS_DIM)
+"""Everything after the card sets."""
+DECK_SCALE = N_CARDS  # deck count / 40
+SCOPE_SCALE = 10  # scope this hand / 10
+NOBODY = 2  # LAST_CAPTURE's column when nobody has captured yet this hand
+
+
+def within(part: slice, whole: slice) -> slice:
+    """``part``'s columns counted from the start of ``whole`` (for an array holding
+    only that block, e.g. ``SCALARS``)."""
+    return slice(part.start - whole.start, part.stop - whole.start)
+
 
 @dataclass(frozen=True)
 class InfoSet:
@@ -68,59 +100,57 @@ class InfoSet:
     def players(self) -> int:
         return self.rules.players
 
-    def hand_cards(self) -> list[int]:
-        return cards_of(self.hand)
-
-    def table_cards(self) -> list[int]:
-        return cards_of(self.table)
-
 
 def info_set(s: GameState, seat: int) -> InfoSet:
-    team = seat % 2
-    own, other = s.piles[team], s.piles[1 - team]
-    last = None if s.last_capture_team is None else int(s.last_capture_team != team)
+    """The information set of ``seat`` in the single-game state ``s`` (legal moves
+    filled in when it is to move)."""
     legal = tuple(s.legal_actions()) if seat == s.to_move else ()
+    return make_info_set(s.rules, seat=seat, dealer=s.dealer, hands=s.hands, table=s.table,
+                         piles=s.piles, deck_count=s.deck_count, match_score=s.match_score,
+                         scope=s.scope, last_capture_team=s.last_capture_team,
+                         legal_actions=legal)
+
+
+def make_info_set(rules: Rules, *, seat: int, dealer: int, hands: Sequence[int], table: int,
+                  piles: Sequence[int], deck_count: int, match_score: Sequence[int],
+                  scope: Sequence[int], last_capture_team: int | None,
+                  legal_actions: tuple[int, ...]) -> InfoSet:
+    """A seat's information set from a position's parts (per-seat hands, per-team piles,
+    scores and scope, the last capturing team): what both engines' ``info_set`` share."""
+    team = seat % 2
+    hand, own, other = int(hands[seat]), int(piles[team]), int(piles[1 - team])
+    table = int(table)
+    last = None if last_capture_team is None else int(last_capture_team != team)
     return InfoSet(
-        rules=s.rules, seat=seat, dealer=s.dealer, hand=s.hands[seat], table=s.table,
-        own_pile=own, other_pile=other, unseen=hidden_cards(s, seat),
-        hand_sizes=tuple(h.bit_count() for h in s.hands), deck_count=s.deck_count,
-        match_score=(s.match_score[team], s.match_score[1 - team]),
-        scope=(s.scope[team], s.scope[1 - team]), last_capture=last, legal_actions=legal)
+        rules=rules, seat=seat, dealer=dealer, hand=hand, table=table, own_pile=own,
+        other_pile=other, unseen=FULL_DECK & ~(hand | table | own | other),
+        hand_sizes=tuple(int(h).bit_count() for h in hands), deck_count=deck_count,
+        match_score=(int(match_score[team]), int(match_score[1 - team])),
+        scope=(int(scope[team]), int(scope[1 - team])), last_capture=last,
+        legal_actions=legal_actions)
 
 
 def encode(s: GameState, seat: int) -> np.ndarray:
-    """The seat's observation vector (see the module docstring for the layout)."""
-    team = seat % 2
-    lc = s.last_capture_team
-    return _encode(s.rules, seat, s.dealer, s.hands[seat], s.table, s.piles[team],
-                   s.piles[1 - team], [h.bit_count() for h in s.hands], N_CARDS - s.deck_pos,
-                   s.match_score[team], s.match_score[1 - team], s.scope[team],
-                   s.scope[1 - team], None if lc is None else int(lc != team))
+    """The seat's observation vector in the single-game state ``s`` (layout: ``LAYOUT``)."""
+    return encode_info(make_info_set(
+        s.rules, seat=seat, dealer=s.dealer, hands=s.hands, table=s.table, piles=s.piles,
+        deck_count=s.deck_count, match_score=s.match_score, scope=s.scope,
+        last_capture_team=s.last_capture_team, legal_actions=()))
 
 
 def encode_info(info: InfoSet) -> np.ndarray:
-    """The observation vector of an information set (equal to ``encode`` of its state)."""
-    return _encode(info.rules, info.seat, info.dealer, info.hand, info.table, info.own_pile,
-                   info.other_pile, info.hand_sizes, info.deck_count, info.match_score[0],
-                   info.match_score[1], info.scope[0], info.scope[1], info.last_capture)
-
-
-def _encode(rules: Rules, seat: int, dealer: int, hand: int, table: int, own: int, other: int,
-            hand_sizes: Sequence[int], deck_count: int, own_score: int, other_score: int,
-            own_scope: int, other_scope: int, last_capture: int | None) -> np.ndarray:
+    """The observation vector of an information set (layout: ``LAYOUT``)."""
     o = np.zeros(OBS_DIM, dtype=np.float32)
-    unseen = FULL_DECK & ~(hand | table | own | other)
-    bits = hand | table << 40 | own << 80 | other << 120 | unseen << 160
-    o[:200] = np.unpackbits(np.frombuffer(bits.to_bytes(25, "little"), np.uint8),
-                            bitorder="little")
-    p = rules.players
+    bits = (info.hand << HAND.start | info.table << TABLE.start | info.own_pile << OWN_PILE.start
+            | info.other_pile << OTHER_PILE.start | info.unseen << UNSEEN.start)
+    o[CARD_SETS] = np.unpackbits(np.frombuffer(bits.to_bytes(CARD_SETS.stop // 8, "little"),
+                                               np.uint8), bitorder="little")
+    rules, p = info.rules, info.rules.players
     for k in range(p):
-        o[200 + k] = hand_sizes[(seat + k) % p] / rules.hand_size
-    o[DECK_COUNT] = deck_count / 40
-    o[205] = own_score / rules.target_score
-    o[206] = other_score / rules.target_score
-    o[207] = own_scope / 10
-    o[208] = other_scope / 10
-    o[209 + (seat - dealer) % p] = 1
-    o[213 + (2 if last_capture is None else last_capture)] = 1
+        o[HAND_SIZES.start + k] = info.hand_sizes[(info.seat + k) % p] / rules.hand_size
+    o[DECK_COUNT] = info.deck_count / DECK_SCALE
+    o[MATCH_SCORE] = [x / rules.target_score for x in info.match_score]
+    o[SCOPE] = [x / SCOPE_SCALE for x in info.scope]
+    o[SEAT_FROM_DEALER.start + (info.seat - info.dealer) % p] = 1
+    o[LAST_CAPTURE.start + (NOBODY if info.last_capture is None else info.last_capture)] = 1
     return o

@@ -35,8 +35,7 @@ class MatchRecorder:
         if len(players) != state.rules.players:
             raise ValueError(f"players names {len(players)} agents for "
                              f"{state.rules.players} seats")
-        self._head: dict[str, Any] = {"format": FORMAT, "rules": state.rules.to_dict(),
-                                      "seed": state.seed, "players": list(players)}
+        self._rules, self._seed, self._players = state.rules.to_dict(), state.seed, players
         self._hands: list[tuple[HandResult, list[tuple[int, int, int, bool]]]] = []
         self._moves: list[tuple[int, int, int, bool]] = []
         self._result: tuple[list[int], int | None] = ([0, 0], None)
@@ -52,17 +51,32 @@ class MatchRecorder:
 
     @property
     def record(self) -> dict[str, Any]:
-        hands = [hand_entry(h, [{"seat": seat, "card": CODES[card], "capture": _codes(cap),
-                                 "scopa": scopa} for seat, card, cap, scopa in moves])
+        hands = [hand_entry(h, [move_entry(seat, CODES[card], _codes(cap), scopa)
+                                for seat, card, cap, scopa in moves])
                  for h, moves in self._hands]
-        return {**self._head, "hands": hands, "match_score": list(self._result[0]),
-                "winner": self._result[1]}
+        return match_record(self._rules, seed=self._seed, players=self._players, hands=hands,
+                            match_score=self._result[0], winner=self._result[1])
+
+
+def move_entry(seat: int, card: str, capture: list[str], scopa: bool) -> dict[str, Any]:
+    """A move of a record: the seat, the played card's code, the captured cards' codes
+    (every table card for an ace that takes all), the scopa flag."""
+    return {"seat": seat, "card": card, "capture": capture, "scopa": scopa}
 
 
 def hand_entry(h: HandResult, moves: list[dict[str, Any]]) -> dict[str, Any]:
+    """A hand of a record, from the engine's ``HandResult`` and the hand's moves."""
     return {"dealer": h.dealer, "deck": [CODES[c] for c in h.deck], "moves": moves,
             "last_capture_team": h.last_capture_team, "leftover": _codes(h.leftover),
             "score": h.score}
+
+
+def match_record(rules: dict[str, Any], *, seed: int, players: list[str],
+                 hands: list[dict[str, Any]], match_score: list[int], winner: int | None
+                 ) -> dict[str, Any]:
+    """A whole record (game-record.md) from its parts (``hand_entry`` hands)."""
+    return {"format": FORMAT, "rules": dict(rules), "seed": seed, "players": list(players),
+            "hands": hands, "match_score": list(match_score), "winner": winner}
 
 
 TAIL = 1 << 16  # bytes read at a time from the end of a file to find its last line
@@ -292,8 +306,8 @@ def verify_record(rec: dict[str, Any]) -> None:
         m = h["moves"][st.index]
         r = st.result
         where = f"hands[{st.hand}].moves[{st.index}]"
-        got = {"seat": r.move.seat, "card": CODES[r.move.card],
-               "capture": _codes(r.move.capture), "scopa": r.move.scopa}
+        got = move_entry(r.move.seat, CODES[r.move.card], _codes(r.move.capture),
+                         r.move.scopa)
         for key, value in got.items():
             if m[key] != value:
                 raise RecordError(f"{where}: {key} recorded {m[key]!r}, engine says {value!r}")

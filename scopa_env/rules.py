@@ -47,14 +47,6 @@ class Rules:
         _validate(self)
 
     @property
-    def n_teams(self) -> int:
-        return 2
-
-    @property
-    def deals_per_hand(self) -> int:
-        return (40 - self.table_size) // (self.players * self.hand_size)
-
-    @property
     def primiera_values(self) -> tuple[int, ...]:
         return PRIMIERA_TABLES[self.primiera_table]
 
@@ -143,12 +135,19 @@ def parse_option(text: str) -> tuple[str, Any]:
 
 
 # -- command-line arguments (scopa record/play/eval/ladder) -------------------------
-def rules_from_args(name: str, players: int | None, options: Sequence[str]) -> Rules:
-    """The rules named by ``--rules``, ``--players`` and ``--option KEY=VALUE`` values."""
-    opts = dict(parse_option(o) for o in options)
+def resolve_rules(rules: str | Rules = "scopa", players: int | None = None,
+                  options: dict[str, Any] | None = None) -> Rules:
+    """A ``Rules`` from a name (or ``Rules``), a player count (None: the rule set's) and
+    extra options."""
+    opts = dict(options or {})
     if players is not None:
         opts["players"] = players
-    return make_rules(name, **opts)
+    return make_rules(rules, **opts)
+
+
+def rules_from_args(name: str, players: int | None, options: Sequence[str]) -> Rules:
+    """The rules named by ``--rules``, ``--players`` and ``--option KEY=VALUE`` values."""
+    return resolve_rules(name, players, dict(parse_option(o) for o in options))
 
 
 def add_rules_args(p: argparse.ArgumentParser) -> None:

@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from .cards import COINS_MASK, RE_BELLO, SETTEBELLO, SUIT_MASK
 from .rules import PRIMIERA_TABLES, Rules
 
 POINT_KEYS = ("carte", "denari", "settebello", "primiera", "scope", "re_bello", "napola", "total")
+COUNT_KEYS = ("cards", "coins", "settebello", "primiera", "scope")
+"""A score entry's counts, in the record's order, before its ``points``."""
 
 
 def _best_in_suit(table: tuple[int, ...]) -> tuple[int, ...]:
@@ -65,7 +68,12 @@ def score_hand(piles: list[int], scope: list[int], rules: Rules) -> list[dict[st
         if rules.napola:
             pts["napola"] = napola_run(piles[t])
         pts["total"] = sum(pts[k] for k in POINT_KEYS[:-1])
-        entries.append({"cards": cards[t], "coins": coins[t],
-                         "settebello": int(bool(piles[t] >> SETTEBELLO & 1)),
-                         "primiera": prim[t], "scope": scope[t], "points": pts})
+        entries.append(score_entry((cards[t], coins[t], int(bool(piles[t] >> SETTEBELLO & 1)),
+                                    prim[t], scope[t]), pts))
     return entries
+
+
+def score_entry(counts: Sequence[int | None], points: dict[str, int]) -> dict[str, Any]:
+    """One team's score entry of a record: ``counts`` by ``COUNT_KEYS``, then the points
+    by ``POINT_KEYS``."""
+    return {**dict(zip(COUNT_KEYS, counts, strict=True)), "points": points}

@@ -55,13 +55,35 @@ from typing import Any
 
 import numpy as np
 
-from .cards import CODES, COINS_MASK, FULL_DECK, N_CARDS, cards_of
-from .game import GameState, IllegalMoveError, needs_redeal, parse_deck, shuffled_deck
+from .cards import CODES, COINS_MASK, FULL_DECK, N_CARDS, RE_BELLO, SETTEBELLO, SUIT_MASK, cards_of
+from .episode import EPISODES, REWARDS, check_choice, check_seed, entropy_seed
+from .game import GameState, HandResult, IllegalMoveError, deal_order, played_deck
 from .moves import ACE_ALL_BASE, ACTION_CAPTURE, N_ACTIONS, action_text
-from .observation import OBS_DIM, InfoSet
-from .records import FORMAT
+from .observation import (
+    CARD_SETS,
+    DECK_COUNT,
+    DECK_SCALE,
+    HAND,
+    HAND_SIZES,
+    LAST_CAPTURE,
+    MATCH_SCORE,
+    NOBODY,
+    OBS_DIM,
+    OTHER_PILE,
+    OWN_PILE,
+    SCALARS,
+    SCOPE,
+    SCOPE_SCALE,
+    SEAT_FROM_DEALER,
+    TABLE,
+    UNSEEN,
+    InfoSet,
+    make_info_set,
+    within,
+)
+from .records import hand_entry, match_record, move_entry
 from .rules import Rules, make_rules
-from .scoring import POINT_KEYS
+from .scoring import COUNT_KEYS, POINT_KEYS, score_entry
 from .vector_tables import (
     ACT_BIT,
     ACT_CAPTURES,
@@ -74,10 +96,10 @@ from .vector_tables import (
     CARD_INFO,
     CHOOSE,
     GROUP_POS,
+    ID_BITS,
     KING_NP,
     NAPOLA,
     PAT_GROUP,
-    PAT_LOC,
     PAT_MULT,
     PAT_NSLOTS,
     PAT_RADIX,
@@ -89,16 +111,22 @@ from .vector_tables import (
     SUBSET_INDEX,
     TABLE_SUBSETS,
     card_lut,
+    entry_count,
+    entry_start,
+    info_key_base,
+    info_key_row,
+    info_place_id,
+    pat_loc,
     to_rank_major,
 )
 
-REWARDS = ("match", "points")
-EPISODES = ("match", "hand")
 SHUFFLES = ("fast", "engine")
 U64 = np.uint64
 _MASK63 = (1 << 63) - 1
-_SCORE_FIELDS = ("cards", "coins", "settebello", "primiera", "scope") + POINT_KEYS
-_NSCORE = len(_SCORE_FIELDS)
+_NCOUNTS = len(COUNT_KEYS)
+_POINT = {k: i for i, k in enumerate(POINT_KEYS)}
+_PRIMIERA = COUNT_KEYS.index("primiera")
+_NSCORE = _NCOUNTS + len(POINT_KEYS)  # a team's score entry as one row: counts, points
 
 if hasattr(np, "bitwise_count"):
     def popcount(x: np.ndarray) -> np.ndarray:
@@ -207,9 +235,7 @@ class VectorScopaEnv:
         self.rules: Rules = make_rules(rules, **options)
         for name, value, allowed in (("reward", reward, REWARDS), ("episode", episode, EPISODES),
                                      ("shuffle", shuffle, SHUFFLES)):
-            if value not in allowed:
-                raise ValueError(f"{name} must be one of {', '.join(map(repr, allowed))}, "
-                                 f"got {value!r}")
+            check_choice(name, value, allowed)
         self.num_envs = int(num_envs)
         self.players = self.rules.players
         self.reward_mode, self.episode_mode, self.shuffle = reward, episode, shuffle
@@ -232,6 +258,7 @@ class VectorScopaEnv:
                                     + j * p + m % p for j in range(r.hand_size)]
                                    for m in range(N_CARDS - ts)], np.int64)
         self._seat_order = (np.arange(p)[:, None] + np.arange(p)[None, :]) % p
+        self._team_sign = np.where(np.arange(p) % 2 == 0, 1, -1).astype(np.float32)  # by seat
         self._phase = np.zeros(N_CARDS + 1, np.int64)  # by moves played: 1 deal, 2 hand over
         self._phase[per_deal:N_CARDS - ts:per_deal] = 1
         self._phase[N_CARDS - ts] = 2
@@ -266,20 +293,20 @@ class VectorScopaEnv:
         self.reset(seed)
 
     def _make_tail_lut(self) -> np.ndarray:
-        """Observation columns 200:216 of the seat to move that depend only on how many
-        moves of the hand were played: hand sizes by relative seat, deck count, seat
-        from the dealer (the rest left 0)."""
+        """The observation's ``SCALARS`` columns of the seat to move that depend only on
+        how many moves of the hand were played: hand sizes by relative seat, deck count,
+        seat from the dealer (the rest left 0)."""
         r, p, h = self.rules, self.players, self.rules.hand_size
         per_deal = p * h
-        lut = np.zeros((N_CARDS - r.table_size, OBS_DIM - 200), np.float32)
+        lut = np.zeros((N_CARDS - r.table_size, _NSCALARS), np.float32)
         for moves in range(len(lut)):
             j = moves % per_deal  # moves played in this deal; the mover is the j-th
             for k in range(p):
                 played = (j - (j + k) % p + p - 1) // p
-                lut[moves, k] = (h - played) / h
+                lut[moves, _T_HAND_SIZES.start + k] = (h - played) / h
             deck_pos = per_deal + r.table_size + (moves // per_deal) * per_deal
-            lut[moves, 4] = (N_CARDS - deck_pos) / 40
-            lut[moves, 9 + (1 + moves) % p] = 1
+            lut[moves, _T_DECK_COUNT] = (N_CARDS - deck_pos) / DECK_SCALE
+            lut[moves, _T_SEAT_FROM_DEALER.start + (1 + moves) % p] = 1
         return lut
 
     # -- episodes ------------------------------------------------------------------------
@@ -289,11 +316,7 @@ class VectorScopaEnv:
         gives every game's first deal order ((N, 40) card ids or codes), which must
         not be one that ``redeal_three_kings`` redeals."""
         if seed is not None or not hasattr(self, "_seed"):
-            if seed is None:
-                seed = int(np.random.SeedSequence().generate_state(1)[0])
-            if isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0:
-                raise ValueError(f"seed must be a non-negative integer, got {seed!r}")
-            self._seed = int(seed)
+            self._seed = entropy_seed() if seed is None else check_seed(seed)
             self._match_count[:] = 0
         self._next_decks = {}
         if decks is not None:
@@ -315,11 +338,10 @@ class VectorScopaEnv:
         for g, d in zip(games, decks, strict=True):
             if not 0 <= g < self.num_envs:
                 raise ValueError(f"game index {g} is out of range 0..{self.num_envs - 1}")
-            deck = parse_deck(list(d))
-            if needs_redeal(deck, self.rules):
-                raise ValueError(f"game {g}: this deck puts three or more kings on the "
-                                 "opening table, which redeal_three_kings redeals: give the "
-                                 "deck of the deal played")
+            try:
+                deck = played_deck(list(d), self.rules)
+            except ValueError as e:
+                raise ValueError(f"game {g}: {e}") from None
             self._next_decks[g] = np.array(deck, np.int8)
 
     def _new_matches(self, games: np.ndarray) -> None:
@@ -376,11 +398,7 @@ class VectorScopaEnv:
             for j in range(len(games)):
                 if j in given:
                     continue
-                a, d = 0, shuffled_deck(int(seeds[j]), int(hand[j]), 0)
-                while needs_redeal(d, r):
-                    a += 1
-                    d = shuffled_deck(int(seeds[j]), int(hand[j]), a)
-                decks[j], attempts[j] = d, a
+                decks[j], attempts[j] = deal_order(int(seeds[j]), int(hand[j]), r)
         else:
             decks = hash_decks(seeds, hand, attempts)
             if r.redeal_three_kings and r.table_size >= 3:
@@ -406,7 +424,7 @@ class VectorScopaEnv:
         dealt = bits[:, :p].copy()
         for j in range(1, h):  # card j * p + q goes to the q-th seat from the first
             dealt |= bits[:, j * p:(j + 1) * p]
-        first = (self.dealer[games] + 1) & (p - 1)
+        first = (self.dealer[games] + 1) % p
         self._hands_flat[(games * p)[:, None] + self._seat_order.take(first, axis=0)] = dealt
         self.deck_pos[games] += p * h
         self.to_move[games] = first
@@ -423,17 +441,17 @@ class VectorScopaEnv:
         info = CARD_INFO.take(cards)
         # the card's key -> its patterns (place, same-rank takes, sum partitions, take all)
         tr = table_rm.take(rows)
-        base = info >> 14 & 0x3FFFF
-        key = ((info >> 32) + RANK_KEY12.take(base + (tr & 4095))
+        base = info_key_row(info)
+        key = (info_key_base(info) + RANK_KEY12.take(base + (tr & 4095))
                + RANK_KEY12.take(base + 4096 + (tr >> 12 & 4095))
                + RANK_KEY12.take(base + 8192 + (tr >> 24 & 4095))
                + RANK_KEY12.take(base + 12288 + (tr >> 36)))
         entry = self._entry.take(key)
         if captures_only:  # a place is a key's only pattern
-            takes = np.flatnonzero(self._pats.take(entry >> 8) != PLACE_PAT)
+            takes = np.flatnonzero(self._pats.take(entry_start(entry)) != PLACE_PAT)
             rows, info, tr, entry = (x.take(takes) for x in (rows, info, tr, entry))
-        count = entry & 255
-        first = entry >> 8
+        count = entry_count(entry)
+        first = entry_start(entry)
         more = np.flatnonzero(count > 1)
         if len(more):  # keys with several patterns: a row for each further pattern
             extra = count.take(more) - 1
@@ -450,9 +468,8 @@ class VectorScopaEnv:
         suits = (suits | suits >> 8) & 0x0000FFFF0000FFFF
         suits = (suits | suits >> 16) & 0xFFFFF
         suits = suits.take(rows)
-        pat = self._pats.take(first) << 10
-        ids = (info & 16383) + GROUP_POS.take(PAT_LOC.take(pat | suits & 1023)
-                                              + PAT_LOC.take(_PAT_LOC_HI + (pat | suits >> 10)))
+        pat = self._pats.take(first)
+        ids = info_place_id(info) + GROUP_POS.take(pat_loc(pat, suits))
         # tables that hold two cards of a rank: every choice of suits instead
         x = table_rm - (table_rm >> 1 & 0x5555555555)
         x = (x & 0x3333333333) + (x >> 2 & 0x3333333333)
@@ -460,8 +477,8 @@ class VectorScopaEnv:
         if multi_table.any():
             multi = multi_table.take(rows)
             many = np.flatnonzero(multi)
-            rows2, ids2 = _expand(rows.take(many), info.take(many) & 16383, tr.take(many),
-                               pat.take(many) >> 10)
+            rows2, ids2 = _expand(rows.take(many), info_place_id(info.take(many)), tr.take(many),
+                               pat.take(many))
             keep = ~multi
             rows, ids = np.concatenate([rows[keep], rows2]), np.concatenate([ids[keep], ids2])
         return rows, ids
@@ -477,14 +494,14 @@ class VectorScopaEnv:
         g, ids = self.card_moves(sel // cards.shape[1], cards.reshape(-1).take(sel),
                                  self.table_rm)
         # each game's ids ascending, packed to the left of an (N, L) array
-        key = g << 14 | ids
+        key = g << ID_BITS | ids  # (game, id) sort keys
         key.sort(kind="stable")  # mostly sorted already (by game)
-        gg = key >> 14
+        gg = key >> ID_BITS
         counts = np.bincount(gg, minlength=n)
         width = int(counts.max())
         at = np.arange(len(key)) + (self._rows * width - (np.cumsum(counts) - counts)).take(gg)
         out = np.zeros(n * width, np.int64)
-        out[at] = key & 16383
+        out[at] = key & _ID_MASK
         self.legal_ids = out.reshape(n, width)
         self.legal_valid = _ARANGE[:width][None, :] < counts[:, None]
         self.legal_count = counts
@@ -504,40 +521,44 @@ class VectorScopaEnv:
         n, p, r, rows = self.num_envs, self.players, self.rules, self._rows
         mover = seats is None
         seat = self.to_move if mover else np.asarray(seats, np.int64).reshape(n)
-        team = seat & 1
-        other_team = team ^ 1
+        team = seat % 2
+        other_team = 1 - team
         hand = self._hands_flat.take(self._rows_p + seat)
         own = self._piles_flat.take(self._rows_2 + team)
         other = self._piles_flat.take(self._rows_2 + other_team)
         table = self.table
         unseen = U64(FULL_DECK) & ~(hand | table | own | other)
-        # the five 40-bit masks back to back in 27 bytes, unpacked to 216 columns
-        words = np.empty((n, 4), U64)
-        words[:, 0] = hand | table << U64(40)
-        words[:, 1] = table >> U64(24) | own << U64(16) | other << U64(56)
-        words[:, 2] = other >> U64(8) | unseen << U64(32)
-        words[:, 3] = unseen >> U64(32)
-        packed = np.ascontiguousarray(words.view(np.uint8)[:, :OBS_DIM // 8])
-        obs = np.unpackbits(packed.reshape(-1), bitorder="little").reshape(n, OBS_DIM
-                                                                           ).astype(np.float32)
+        # the five 40-bit card sets back to back in 64-bit words, unpacked to columns
+        words = np.zeros((n, _CARD_WORDS), U64)
+        for part, mask in ((HAND, hand), (TABLE, table), (OWN_PILE, own),
+                           (OTHER_PILE, other), (UNSEEN, unseen)):
+            w, bit = divmod(part.start, 64)
+            words[:, w] |= mask << U64(bit)
+            if bit + N_CARDS > 64:
+                words[:, w + 1] |= mask >> U64(64 - bit)
+        obs = np.empty((n, OBS_DIM), np.float32)
+        obs[:, CARD_SETS] = np.unpackbits(words.view(np.uint8)[:, :CARD_SETS.stop // 8],
+                                          axis=1, bitorder="little")
         if mover:  # hand sizes, deck count and seat from the dealer follow the move count
             tail = self._tail_lut.take(self._n_moves, axis=0)
         else:
-            tail = np.zeros((n, OBS_DIM - 200), np.float32)
+            tail = np.zeros((n, _NSCALARS), np.float32)
             sizes = popcount(self.hands)
             rel = self._seat_order.take(seat, axis=0)
-            tail[:, :p] = sizes[rows[:, None], rel] / r.hand_size
-            tail[:, 4] = (N_CARDS - self.deck_pos) / 40
-            tail[rows, 9 + ((seat - self.dealer) & (p - 1))] = 1
+            tail[:, _T_HAND_SIZES.start:_T_HAND_SIZES.start + p] = (
+                sizes[rows[:, None], rel] / r.hand_size)
+            tail[:, _T_DECK_COUNT] = (N_CARDS - self.deck_pos) / DECK_SCALE
+            tail[rows, _T_SEAT_FROM_DEALER.start + (seat - self.dealer) % p] = 1
         ms, sc = self.match_score.reshape(-1), self._scope_flat
         own_at, other_at = self._rows_2 + team, self._rows_2 + other_team
-        tail[:, 5] = ms.take(own_at) / r.target_score
-        tail[:, 6] = ms.take(other_at) / r.target_score
-        tail[:, 7] = sc.take(own_at) / 10
-        tail[:, 8] = sc.take(other_at) / 10
+        own_ms, own_sc = _T_MATCH_SCORE.start, _T_SCOPE.start
+        tail[:, own_ms] = ms.take(own_at) / r.target_score
+        tail[:, own_ms + 1] = ms.take(other_at) / r.target_score
+        tail[:, own_sc] = sc.take(own_at) / SCOPE_SCALE
+        tail[:, own_sc + 1] = sc.take(other_at) / SCOPE_SCALE
         lc = self.last_capture
-        tail.reshape(-1)[rows * 16 + 13 + np.where(lc < 0, 2, lc != team)] = 1
-        obs[:, 200:] = tail
+        tail[rows, _T_LAST_CAPTURE.start + np.where(lc < 0, NOBODY, lc != team)] = 1
+        obs[:, SCALARS] = tail
         return obs
 
     # -- the step ------------------------------------------------------------------------
@@ -551,13 +572,13 @@ class VectorScopaEnv:
             raise ValueError(f"actions must be {n} integer catalogue ids (shape ({n},)), got "
                              f"shape {a.shape} dtype {a.dtype}")
         a = a.astype(np.int64)
-        want = self._rows << 14 | (a & 16383)
+        want = self._rows << ID_BITS | (a & _ID_MASK)
         at = np.minimum(np.searchsorted(self._legal_keys, want), len(self._legal_keys) - 1)
         ok = (self._legal_keys.take(at) == want) & (a >= 0) & (a < N_ACTIONS)
         if not ok.all():
             self._raise_illegal(a, np.flatnonzero(~ok))
         seat = self.to_move
-        team = seat & 1
+        team = seat % 2
         bit = ACT_BIT.take(a)
         captured = ACT_CAPTURES.take(a)
         toggle, toggle_rm, pile = ACT_TOGGLE.take(a), ACT_TOGGLE_RM.take(a), ACT_PILE.take(a)
@@ -593,7 +614,7 @@ class VectorScopaEnv:
             if takes_all is not None:  # what an ace takes depends on the table
                 self._arch_capture.reshape(-1)[at] = np.where(captured, toggle, U64(0))
             self._arch_scopa.reshape(-1)[at] = scopa
-        self.to_move = (seat + 1) & (p - 1)
+        self.to_move = (seat + 1) % p
         deal = np.flatnonzero(phase == 1)
         if len(deal):
             self._deal_round(deal)
@@ -635,7 +656,7 @@ class VectorScopaEnv:
             team0 = np.where(done, 1 - 2 * winner, 0).astype(np.float32)
             if self.episode_mode == "hand":
                 team0 = np.where(done, team0, np.sign(margin)).astype(np.float32)
-        out.rewards[games] = team0[:, None] * _TEAM_SIGN[None, :p]
+        out.rewards[games] = team0[:, None] * self._team_sign[None, :]
         term = np.ones(len(games), bool) if self.episode_mode == "hand" else done
         out.terminated[games] = term
         if self.record_matches:
@@ -648,36 +669,35 @@ class VectorScopaEnv:
         self._new_matches(games[term])
         cont = games[~term]
         if len(cont):
-            self.dealer[cont] = (self.dealer[cont] + 1) & (p - 1)
+            self.dealer[cont] = (self.dealer[cont] + 1) % p
             self.hand_index[cont] += 1
             self._start_hands(cont)
 
     def _score(self, piles: np.ndarray, scope: np.ndarray) -> np.ndarray:
-        """``(G, 2, len(_SCORE_FIELDS))`` score entries of ``scoring.score_hand``
-        (primiera -1 where the team has none)."""
+        """``(G, 2, _NSCORE)`` score entries of ``scoring.score_hand`` as rows (counts by
+        ``COUNT_KEYS``, primiera -1 where the team has none, then points by ``POINT_KEYS``)."""
         r = self.rules
         cards = popcount(piles)
         coins = popcount(piles & U64(COINS_MASK))
-        sette = ((piles >> U64(6)) & U64(1)).astype(np.int64)
-        suits = ((piles[..., None] >> _SUIT_SHIFT) & U64(1023)).astype(np.int64)  # (G,2,4)
+        sette = ((piles >> U64(SETTEBELLO)) & U64(1)).astype(np.int64)
+        suits = ((piles[..., None] >> _SUIT_SHIFT) & U64(SUIT_MASK[0])).astype(np.int64)  # (G,2,4)
         prim = self._best[suits].sum(-1)
         has = (prim >= 0) if not r.primiera_requires_all_suits else (suits != 0).all(-1)
         prim = np.where(has, prim, -1)
         out = np.zeros(piles.shape + (_NSCORE,), np.int64)
-        out[..., 0], out[..., 1], out[..., 2], out[..., 3], out[..., 4] = (
-            cards, coins, sette, prim, scope)
+        out[..., :_NCOUNTS] = np.stack([cards, coins, sette, prim, scope], -1)  # COUNT_KEYS
         other = slice(None, None, -1)
-        pts = out[..., 5:]
-        pts[..., 0] = cards > cards[:, other]
-        pts[..., 1] = coins > coins[:, other]
-        pts[..., 2] = sette
-        pts[..., 3] = has & (~has[:, other] | (prim > prim[:, other]))
-        pts[..., 4] = scope
+        pts = out[..., _NCOUNTS:]
+        pts[..., _POINT["carte"]] = cards > cards[:, other]
+        pts[..., _POINT["denari"]] = coins > coins[:, other]
+        pts[..., _POINT["settebello"]] = sette
+        pts[..., _POINT["primiera"]] = has & (~has[:, other] | (prim > prim[:, other]))
+        pts[..., _POINT["scope"]] = scope
         if r.re_bello:
-            pts[..., 5] = (piles >> U64(9)) & U64(1)
+            pts[..., _POINT["re_bello"]] = (piles >> U64(RE_BELLO)) & U64(1)
         if r.napola:
-            pts[..., 6] = NAPOLA[(piles & U64(COINS_MASK)).astype(np.int64)]
-        pts[..., 7] = pts[..., :7].sum(-1)
+            pts[..., _POINT["napola"]] = NAPOLA[(piles & U64(COINS_MASK)).astype(np.int64)]
+        pts[..., _POINT["total"]] = pts[..., :_POINT["total"]].sum(-1)
         return out
 
     def _raise_illegal(self, a: np.ndarray, bad: np.ndarray) -> None:
@@ -746,48 +766,37 @@ class VectorScopaEnv:
             dealer = int(self._arch_dealer[g, h])
             seats = self._move_seats[dealer]
             if captures is None:
-                moves = [{"seat": seat, "card": card_code[a], "capture": takes[a].copy(),
-                          "scopa": sc}
+                moves = [move_entry(seat, card_code[a], takes[a].copy(), sc)
                          for seat, a, sc in zip(seats, actions[h], scopas[h], strict=True)]
             else:  # what an ace takes when it takes all is in the log
-                moves = [{"seat": seat, "card": card_code[a],
-                          "capture": (takes[a].copy() if a < ACE_ALL_BASE
-                                      else [CODES[x] for x in cards_of(cap)]), "scopa": sc}
+                moves = [move_entry(seat, card_code[a], takes[a].copy() if a < ACE_ALL_BASE
+                                    else [CODES[x] for x in cards_of(cap)], sc)
                          for seat, a, sc, cap in zip(seats, actions[h], scopas[h], captures[h],
                                                      strict=True)]
-            score = []
-            for v in self._arch_score[g, h].tolist():
-                e = dict(zip(_SCORE_FIELDS[:5], v[:5], strict=True))
-                if e["primiera"] < 0:
-                    e["primiera"] = None
-                e["points"] = dict(zip(POINT_KEYS, v[5:], strict=True))
-                score.append(e)
+            score = [score_entry([None if k == _PRIMIERA and x < 0 else x
+                                  for k, x in enumerate(v[:_NCOUNTS])],
+                                 dict(zip(POINT_KEYS, v[_NCOUNTS:], strict=True)))
+                     for v in self._arch_score[g, h].tolist()]
             last = int(self._arch_last[g, h])
-            hands.append({"dealer": dealer,
-                          "deck": [CODES[x] for x in self._arch_deck[g, h].tolist()],
-                          "moves": moves, "last_capture_team": None if last < 0 else last,
-                          "leftover": [CODES[x] for x in cards_of(int(self._arch_leftover[g, h]))],
-                          "score": score})
+            hands.append(hand_entry(HandResult(
+                dealer=dealer, deck=tuple(self._arch_deck[g, h].tolist()),
+                last_capture_team=None if last < 0 else last,
+                leftover=int(self._arch_leftover[g, h]), score=score), moves))
         ms = self.match_score[g].tolist()
-        return {"format": FORMAT, "rules": dict(self._rules_dict), "seed": int(self.match_seeds[g]),
-                "players": list(self.agent_names), "hands": hands, "match_score": ms,
-                "winner": 0 if ms[0] > ms[1] else 1}
+        return match_record(self._rules_dict, seed=int(self.match_seeds[g]),
+                            players=self.agent_names, hands=hands, match_score=ms,
+                            winner=0 if ms[0] > ms[1] else 1)
 
     # -- single-game views ---------------------------------------------------------------
     def info_set(self, i: int) -> InfoSet:
         """The information set of the seat to move in game ``i`` (legal moves included)."""
-        seat, team = int(self.to_move[i]), int(self.to_move[i]) % 2
-        own, other = int(self.piles[i, team]), int(self.piles[i, 1 - team])
-        hand, table = int(self.hands[i, seat]), int(self.table[i])
         lc = int(self.last_capture[i])
-        return InfoSet(
-            rules=self.rules, seat=seat, dealer=int(self.dealer[i]), hand=hand, table=table,
-            own_pile=own, other_pile=other, unseen=FULL_DECK & ~(hand | table | own | other),
-            hand_sizes=tuple(int(x).bit_count() for x in self.hands[i]),
-            deck_count=N_CARDS - int(self.deck_pos[i]),
-            match_score=(int(self.match_score[i, team]), int(self.match_score[i, 1 - team])),
-            scope=(int(self.scope[i, team]), int(self.scope[i, 1 - team])),
-            last_capture=None if lc < 0 else int(lc != team),
+        return make_info_set(
+            self.rules, seat=int(self.to_move[i]), dealer=int(self.dealer[i]),
+            hands=self.hands[i].tolist(), table=int(self.table[i]),
+            piles=self.piles[i].tolist(), deck_count=N_CARDS - int(self.deck_pos[i]),
+            match_score=self.match_score[i].tolist(), scope=self.scope[i].tolist(),
+            last_capture_team=None if lc < 0 else lc,
             legal_actions=tuple(self.legal_ids[i, self.legal_valid[i]].tolist()))
 
     def load_states(self, games: Any, states: list[GameState]) -> None:
@@ -887,11 +896,16 @@ def _action_codes() -> tuple[list[str], list[list[str]]]:
             [[CODES[x] for x in cards_of(m)] for m in ACTION_CAPTURE])
 
 
+# the observation's layout (scopa_env.observation), as columns of its SCALARS block
+_NSCALARS = SCALARS.stop - SCALARS.start
+_T_HAND_SIZES, _T_MATCH_SCORE, _T_SCOPE, _T_SEAT_FROM_DEALER, _T_LAST_CAPTURE = (
+    within(part, SCALARS) for part in (HAND_SIZES, MATCH_SCORE, SCOPE, SEAT_FROM_DEALER,
+                                       LAST_CAPTURE))
+_T_DECK_COUNT = within(DECK_COUNT, SCALARS).start
+_CARD_WORDS = -(-CARD_SETS.stop // 64)  # 64-bit words holding the card sets
 _SUIT_SHIFT = 10 * np.arange(4, dtype=U64)
-_BYTE_BASE = (256 * np.arange(5))[None, :]
-_ARANGE = np.arange(1 << 14)
+_ID_MASK = (1 << ID_BITS) - 1
+_ARANGE = np.arange(1 << ID_BITS)
 _CHOOSE_FLAT = CHOOSE.reshape(-1)
-_PAT_LOC_HI = len(PAT_LOC) // 2
-_TEAM_SIGN = np.array([1, -1, 1, -1], np.float32)
 
 __all__ = ["VectorScopaEnv", "VectorStep", "hash_decks", "popcount"]

@@ -173,7 +173,6 @@ for _r in range(2, 11):
 _KEY_SPAN = np.array([20 if RANK[c] == 1 else 2 * int(N_COMBOS[RANK[c]])
                       for c in range(N_CARDS)], dtype=np.int64)
 CARD_KEY_BASE = np.concatenate([[0], np.cumsum(_KEY_SPAN)[:-1]]).astype(np.int64)
-N_CARD_KEYS = int(_KEY_SPAN.sum())
 KEY12_STRIDE = 3 * 4096 + 16
 _nib_key = np.zeros((N_CARDS, 10, 16), dtype=np.int64)
 _present = (np.arange(16) > 0).astype(np.int64)
@@ -201,9 +200,27 @@ CARD_KEY_ROW = RANK_NP * KEY12_STRIDE
 """Card id -> offset of its rank's row in ``RANK_KEY12``."""
 
 
+ENTRY_COUNT_BITS = 8
+
+
+def pack_entry(start: np.ndarray | int, count: np.ndarray | int) -> np.ndarray | int:
+    """A ``card_lut`` entry: where a key's patterns start in ``patterns``, how many."""
+    return start << ENTRY_COUNT_BITS | count
+
+
+def entry_start(entry: np.ndarray) -> np.ndarray:
+    """The index in ``patterns`` of an entry's first pattern."""
+    return entry >> ENTRY_COUNT_BITS
+
+
+def entry_count(entry: np.ndarray) -> np.ndarray:
+    """How many patterns an entry has."""
+    return entry & ((1 << ENTRY_COUNT_BITS) - 1)
+
+
 def card_lut(capture_rule: str, ace_takes_all: bool) -> tuple[np.ndarray, np.ndarray]:
-    """``(entry, patterns)``: for every card-level key, ``entry = start << 8 | count``
-    of its patterns in ``patterns``."""
+    """``(entry, patterns)``: for every card-level key, ``entry`` (``pack_entry``) says
+    where its patterns are in ``patterns``."""
     flat: list[np.ndarray] = [np.array([PLACE_PAT]), SINGLE_PAT + np.arange(N_CARDS),
                               TAKE_ALL_PAT + np.arange(N_CARDS)]
     place_at, single_at, take_all_at = 0, 1, 1 + N_CARDS
@@ -217,17 +234,17 @@ def card_lut(capture_rule: str, ace_takes_all: bool) -> tuple[np.ndarray, np.nda
         rows, cols = np.nonzero(cover)
         count = np.bincount(rows, minlength=len(cover))
         start = size + np.concatenate([[0], np.cumsum(count)[:-1]])
-        rank_entry[r] = np.where(count > 0, start << 8 | count, place_at << 8 | 1)
+        rank_entry[r] = np.where(count > 0, pack_entry(start, count), pack_entry(place_at, 1))
         flat.append(mine[cols])
         size += len(cols)
     entries: list[np.ndarray] = []
     for c in range(N_CARDS):
         r = RANK[c]
-        single = np.int64((single_at + c) << 8 | 1)
+        single = np.int64(pack_entry(single_at + c, 1))
         if r == 1:
             others = np.arange(10) > 0
-            entries.append(np.where(others & ace_takes_all, (take_all_at + c) << 8 | 1,
-                                    place_at << 8 | 1))
+            entries.append(np.where(others & ace_takes_all, pack_entry(take_all_at + c, 1),
+                                    pack_entry(place_at, 1)))
             entries.append(np.full(10, single))
         else:
             entries.append(rank_entry[r])
@@ -251,9 +268,28 @@ ACT_TOGGLE = np.where(ACT_CAPTURES, ACT_CAPTURE, ACT_BIT)
 ACT_TOGGLE_RM = np.where(ACT_CAPTURES, ACT_CAPTURE_RM, RM_BIT[ACT_CARD])
 ACT_PILE = np.where(ACT_CAPTURES, ACT_CAPTURE | ACT_BIT, U64(0))
 """Per action: the cards it adds to the mover's team pile."""
-CARD_INFO = PLACE_ID | CARD_KEY_ROW << 14 | CARD_KEY_BASE << 32
-"""Card id -> its place id (14 bits), ``CARD_KEY_ROW`` (18 bits) and ``CARD_KEY_BASE``."""
-assert PLACE_ID.max() < 1 << 14 and CARD_KEY_ROW.max() < 1 << 18
+ID_BITS = 14  # catalogue ids fit in 14 bits
+_ROW_BITS = 18
+CARD_INFO = PLACE_ID | CARD_KEY_ROW << ID_BITS | CARD_KEY_BASE << (ID_BITS + _ROW_BITS)
+"""Card id -> its place id, ``CARD_KEY_ROW`` and ``CARD_KEY_BASE`` in one int64 (read
+them with ``info_place_id``, ``info_key_row`` and ``info_key_base``)."""
+assert PLACE_ID.max() < 1 << ID_BITS and CARD_KEY_ROW.max() < 1 << _ROW_BITS
+
+
+def info_place_id(info: np.ndarray) -> np.ndarray:
+    """The card's place id (its catalogue id for placing it) from ``CARD_INFO``."""
+    return info & ((1 << ID_BITS) - 1)
+
+
+def info_key_row(info: np.ndarray) -> np.ndarray:
+    """The card's ``CARD_KEY_ROW`` from ``CARD_INFO``."""
+    return info >> ID_BITS & ((1 << _ROW_BITS) - 1)
+
+
+def info_key_base(info: np.ndarray) -> np.ndarray:
+    """The card's ``CARD_KEY_BASE`` from ``CARD_INFO``."""
+    return info >> (ID_BITS + _ROW_BITS)
+
 PAT_LOC = np.zeros((2, N_PATS, 1024), dtype=np.int32)
 """One suit choice per slot (every slot rank has one table card): the catalogue offset
 of pattern ``p`` is ``GROUP_POS[PAT_LOC[0, p, lo] + PAT_LOC[1, p, hi]]``, with ``lo`` /
@@ -266,3 +302,13 @@ for _i in range(N_PATS):
             _k = int(PAT_SHIFT[_j, _i]) // 4  # rank - 1
             PAT_LOC[_k // 5, _i] += ((_digits >> (2 * (_k % 5))) & 3) * PAT_RADIX[_j, _i]
 PAT_LOC = PAT_LOC.reshape(-1)
+_SUITS_BITS = 10  # PAT_LOC's last axis: 2 bits a rank, five ranks
+
+
+def pat_loc(pat: np.ndarray, suits: np.ndarray) -> np.ndarray:
+    """``PAT_LOC[0, pat, lo] + PAT_LOC[1, pat, hi]``: the index into ``GROUP_POS`` of
+    pattern ``pat`` when each of its ranks has one table card, with ``suits`` the suits
+    of the table cards (2 bits a rank, ranks 1-10 from bit 0; ``lo`` ranks 1-5)."""
+    row = pat << _SUITS_BITS
+    return (PAT_LOC.take(row | suits & ((1 << _SUITS_BITS) - 1))
+            + PAT_LOC.take((N_PATS << _SUITS_BITS) + (row | suits >> _SUITS_BITS)))

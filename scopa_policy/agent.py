@@ -1,15 +1,20 @@
 """Learned agents: a trained policy network (a checkpoint of ``train.py``) as an agent.
 
 ``load_policy_agent(path)`` turns any checkpoint — a training checkpoint, a run
-directory (its ``checkpoints/latest.pt``) or a policy-only file — into an agent;
-``load_policy_agent(None)`` is the shipped ``pretrained`` agent
-(``scopa_policy/pretrained/default.pt``). The agent encodes the seat's information set
-(``encode_info``), scores the legal catalogue ids and plays the best one (or samples
-from the policy with ``sample=True``).
+directory (its ``checkpoints/latest.pt``) or a policy-only file — into an agent. The
+agent encodes the seat's information set (``encode_info``), scores the legal catalogue
+ids and plays the best one (or samples from the policy with ``sample=True``).
+
+``load_policy_agent(None)`` is the shipped ``pretrained`` agent: one weights file per
+rule set in ``scopa_policy/pretrained/`` (``default.pt``: 2-player scopa; ``team4.pt``:
+4-player scopa in teams), each holding the rules it was trained for. It plays every game
+with the weights trained for that game's rules (the match's target score aside) and
+refuses, with a message naming the rule sets it has, a game it has no weights for.
 """
 
 from __future__ import annotations
 
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -17,11 +22,15 @@ import numpy as np
 import torch
 
 from scopa_env.observation import InfoSet, encode_info
+from scopa_env.rules import Rules
 
 from .checkpoint import CheckpointError, build_model, load_checkpoint
 from .network import PolicyNet
 
-PRETRAINED = Path(__file__).resolve().parent / "pretrained" / "default.pt"
+PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
+PRETRAINED = PRETRAINED_DIR / "default.pt"  # the 2-player weights
+# Rule options that do not change how a hand is played: weights serve any value of them.
+_ANY_VALUE = frozenset({"name", "target_score"})
 
 
 class PolicyAgent:
@@ -65,19 +74,93 @@ class PolicyAgent:
             return float(self.net.value(obs)[0])
 
 
-def load_policy_agent(path: str | Path | None, seed: int | None = None,
-                      sample: bool = False) -> PolicyAgent:
-    """The agent of a checkpoint file or run directory; ``None``: the shipped weights."""
-    if path is None:
-        if not PRETRAINED.is_file():
-            raise CheckpointError(f"the shipped pretrained weights {PRETRAINED} are missing "
-                                  f"from this installation")
-        ck, spec = load_checkpoint(PRETRAINED), "pretrained"
-    else:
-        ck, spec = load_checkpoint(path), f"ckpt:{path}"
+def _rules_key(rules: dict[str, Any]) -> tuple:
+    return tuple(sorted((k, v) for k, v in rules.items() if k not in _ANY_VALUE))
+
+
+def _describe(rules: dict[str, Any]) -> str:
+    return f"{rules.get('name', '?')} with {rules.get('players', '?')} players"
+
+
+@cache
+def shipped_weights() -> tuple[tuple[Path, dict[str, Any]], ...]:
+    """The shipped weights files and the rules each was trained for (``default.pt``
+    first)."""
+    files = sorted(PRETRAINED_DIR.glob("*.pt"), key=lambda p: (p != PRETRAINED, p.name))
+    return tuple((p, dict(load_checkpoint(p)["rules"])) for p in files)
+
+
+def pretrained_path(rules: Rules) -> Path:
+    """The shipped weights trained for ``rules``; ``CheckpointError`` naming the rule
+    sets there are weights for when none fit."""
+    shipped = shipped_weights()
+    want = _rules_key(rules.to_dict())
+    for path, trained in shipped:
+        if _rules_key(trained) == want:
+            return path
+    if not shipped:
+        raise CheckpointError(f"the shipped pretrained weights are missing from this "
+                              f"installation ({PRETRAINED_DIR} has no .pt file)")
+    have = "; ".join(_describe(r) for _, r in shipped)
+    diff = ""
+    near = [r for _, r in shipped if r.get("players") == rules.players]
+    if near:
+        ask = rules.to_dict()
+        diff = " (differs in " + ", ".join(
+            f"{k}={ask[k]!r}, trained with {near[0].get(k)!r}" for k in sorted(ask)
+            if k not in _ANY_VALUE and near[0].get(k) != ask[k]) + ")"
+    raise CheckpointError(f"'pretrained' has no weights for {_describe(rules.to_dict())}"
+                          f"{diff}; it has weights for: {have}. Train a policy for these "
+                          f"rules with train.py and play it as ckpt:PATH")
+
+
+class PretrainedAgent:
+    """The shipped ``pretrained`` agent: the policy trained for the rules of the game it
+    plays (see ``pretrained_path``)."""
+
+    spec = "pretrained"
+
+    def __init__(self, seed: int | None = None, sample: bool = False) -> None:
+        self.seed, self.sample = seed, sample
+        self._agents: dict[Path, PolicyAgent] = {}
+
+    def policy(self, rules: Rules) -> PolicyAgent:
+        """The policy agent of the weights for ``rules`` (loaded once)."""
+        path = pretrained_path(rules)
+        agent = self._agents.get(path)
+        if agent is None:
+            agent = self._agents[path] = _load(path, "pretrained", self.seed, self.sample)
+        return agent
+
+    def check_rules(self, rules: Rules) -> None:
+        """``CheckpointError`` unless there are weights for ``rules``."""
+        pretrained_path(rules)
+
+    def act(self, info: InfoSet) -> int:
+        return self.policy(info.rules).act(info)
+
+    def act_batch(self, infos: list[InfoSet]) -> list[int]:
+        return [self.act(i) for i in infos]
+
+    def __repr__(self) -> str:
+        return "<PretrainedAgent pretrained>"
+
+
+def _load(path: str | Path, spec: str, seed: int | None, sample: bool) -> PolicyAgent:
+    ck = load_checkpoint(path)
     net = build_model(ck)
     meta = {k: ck[k] for k in ("rules", "counters", "config") if k in ck}
     return PolicyAgent(net, spec=spec, seed=seed, sample=sample, meta=meta)
 
 
-__all__ = ["PolicyAgent", "load_policy_agent", "PRETRAINED"]
+def load_policy_agent(path: str | Path | None, seed: int | None = None,
+                      sample: bool = False) -> PolicyAgent | PretrainedAgent:
+    """The agent of a checkpoint file or run directory; ``None``: the shipped
+    ``pretrained`` agent (the weights for each game's rules)."""
+    if path is None:
+        return PretrainedAgent(seed=seed, sample=sample)
+    return _load(path, f"ckpt:{path}", seed, sample)
+
+
+__all__ = ["PolicyAgent", "PretrainedAgent", "load_policy_agent", "pretrained_path",
+           "shipped_weights", "PRETRAINED", "PRETRAINED_DIR"]

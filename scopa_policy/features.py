@@ -22,14 +22,35 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from scopa_env.cards import RANK
+from scopa_env.cards import COINS_MASK, N_CARDS, RANK, SETTEBELLO, cards_of
 from scopa_env.moves import ACE_ALL_BASE, ACTION_FEATURES
 from scopa_env.observation import TABLE, UNSEEN
 
-N_BASE = 80
 SUM_BUCKETS = 12  # rank sum left on the table: 0..10, then "more than 10"
 REPLY_DIM = 41
-ACTION_DIM = 40 + 40 + 40 + 7 + SUM_BUCKETS + 10 + 10 + 4 + REPLY_DIM
+MOVE_LAYOUT: tuple[tuple[str, int], ...] = (
+    ("card", N_CARDS),  # the played card, one-hot
+    ("capture", N_CARDS),  # the captured cards
+    ("after", N_CARDS),  # the cards on the table after the move
+    ("scalars", 7),  # SCALAR_NAMES
+    ("sum_after", SUM_BUCKETS),  # one-hot rank sum left on the table
+    ("taken_by_rank", 10),  # cards taken (captured and capturing) of each rank / 4
+    ("played_rank", 10),  # one-hot
+    ("played_suit", 4),  # one-hot
+    ("reply", REPLY_DIM))  # what the replies can do (``_reply_threats``)
+"""The move features' parts in order, with their sizes: the one definition of the columns."""
+SCALAR_NAMES = ("captures", "scopa", "takes_all", "taken / 5", "coins taken / 5",
+                "settebello taken", "cards left on the table / 10")
+COLUMNS: dict[str, slice] = {}
+_at = 0
+for _name, _size in MOVE_LAYOUT:
+    COLUMNS[_name] = slice(_at, _at + _size)
+    _at += _size
+ACTION_DIM = _at
+assert COLUMNS["scalars"].stop - COLUMNS["scalars"].start == len(SCALAR_NAMES)
+# ACTION_FEATURES (the catalogue's own columns): the played card, then the captured cards
+_CAT_CARD, _CAT_CAPTURE = slice(0, N_CARDS), slice(N_CARDS, 2 * N_CARDS)
+_COINS = cards_of(COINS_MASK)
 
 _R = np.arange(1, 11)
 # Subset sums up to 10 of a table depend only on its rank counts, capped where more
@@ -133,7 +154,7 @@ def action_inputs_np(obs: np.ndarray, ids: np.ndarray, row: np.ndarray | None = 
     if row is not None:
         table, unseen_ranks = table[row], unseen_ranks[row]
     f = _ACTION_TABLE_NP[ids]
-    card, capt = f[:, :40], f[:, 40:]
+    card, capt = f[:, _CAT_CARD], f[:, _CAT_CAPTURE]
     takes_all = (ids >= ACE_ALL_BASE).astype(np.float32)[:, None]
     capt = capt + takes_all * table
     is_cap = (capt.sum(-1, keepdims=True) > 0).astype(np.float32)
@@ -143,16 +164,22 @@ def action_inputs_np(obs: np.ndarray, ids: np.ndarray, row: np.ndarray | None = 
     rank_sum = after @ _RANKS_NP
     sum_after = np.minimum(rank_sum, SUM_BUCKETS - 1).astype(np.int64)
     scopa = is_cap * (n_after == 0) * (1 - takes_all)
-    taken_by_rank = taken.reshape(-1, 4, 10).sum(1) / 4
-    played_rank = card.reshape(-1, 4, 10).sum(1)
-    played_suit = card.reshape(-1, 4, 10).sum(2)
-    scalars = np.concatenate([
-        is_cap, scopa, takes_all, taken.sum(-1, keepdims=True) / 5,
-        taken[:, :10].sum(-1, keepdims=True) / 5, taken[:, 6:7], n_after / 10], -1)
     after_ranks = after.reshape(-1, 4, 10).sum(1)
     unseen_ranks = np.broadcast_to(unseen_ranks, after_ranks.shape)
-    reply = _reply_threats(after_ranks.round().astype(np.int64),
-                           np.rint(rank_sum).astype(np.int64),
-                           np.rint(n_after[:, 0]).astype(np.int64), unseen_ranks)
-    return np.concatenate([card, capt, after, scalars, _EYE_BUCKETS[sum_after], taken_by_rank,
-                           played_rank, played_suit, reply], -1, dtype=np.float32)
+    out = np.empty((len(ids), ACTION_DIM), np.float32)
+    out[:, COLUMNS["card"]] = card
+    out[:, COLUMNS["capture"]] = capt
+    out[:, COLUMNS["after"]] = after
+    out[:, COLUMNS["scalars"]] = np.concatenate([
+        is_cap, scopa, takes_all, taken.sum(-1, keepdims=True) / 5,
+        taken[:, _COINS].sum(-1, keepdims=True) / 5, taken[:, SETTEBELLO:SETTEBELLO + 1],
+        n_after / 10], -1)
+    out[:, COLUMNS["sum_after"]] = _EYE_BUCKETS[sum_after]
+    out[:, COLUMNS["taken_by_rank"]] = taken.reshape(-1, 4, 10).sum(1) / 4
+    out[:, COLUMNS["played_rank"]] = card.reshape(-1, 4, 10).sum(1)
+    out[:, COLUMNS["played_suit"]] = card.reshape(-1, 4, 10).sum(2)
+    out[:, COLUMNS["reply"]] = _reply_threats(after_ranks.round().astype(np.int64),
+                                              np.rint(rank_sum).astype(np.int64),
+                                              np.rint(n_after[:, 0]).astype(np.int64),
+                                              unseen_ranks)
+    return out

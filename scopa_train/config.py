@@ -8,6 +8,7 @@ allowed (``ConfigError``).
 from __future__ import annotations
 
 import dataclasses
+import importlib.util
 import math
 import re
 from dataclasses import dataclass, field
@@ -17,7 +18,7 @@ from typing import Any
 import yaml
 
 from agents import check_spec
-from scopa_env.rules import NAMED_RULES, OPTION_NAMES, make_rules
+from scopa_env.rules import NAMED_RULES, OPTION_NAMES, resolve_rules
 
 OPPONENT_KINDS = ("self", "past", "random", "greedy", "expert")
 MAX_SEED = 2**63 - 1
@@ -50,6 +51,14 @@ class TrainConfig:
     device: str = _f("auto", "where the learner and the batched policy forward run: 'auto' "
                      "(a CUDA GPU when torch sees one, else the CPU), 'cpu' or 'cuda'",
                      choices=("auto", "cpu", "cuda"))
+    backend: str = _f("local", "where rollouts run: 'local' (this process) or 'ray' (Ray "
+                      "actors, the learner stays here; pip install -e .[ray])",
+                      choices=("local", "ray"))
+    ray_address: str = _f("", "Ray cluster to join with backend=ray: 'auto', HOST:PORT, or "
+                          "empty for Ray's default (RAY_ADDRESS, else the cluster `ray "
+                          "start` began on this machine, else a new local one)")
+    ray_workers: int = _f(2, "rollout workers (Ray actors, one CPU each) with backend=ray; "
+                          "each plays its share of the num_envs games", lo=1, hi=4096)
     # -- game -----------------------------------------------------------------------
     rules: str = _f("scopa", "named rule set", choices=tuple(NAMED_RULES))
     players: int = _f(2, "2, or 4 (two teams; partners share the policy and the reward)",
@@ -72,13 +81,15 @@ class TrainConfig:
                             "to whole hands)", lo=1)
     opponents: dict = _f({"self": 0.75, "past": 0.1, "greedy": 0.15},
                          "opponent pool: sampling weight per kind, kinds "
-                         + "/".join(OPPONENT_KINDS))
+                         + "/".join(OPPONENT_KINDS) + " or any agent spec (pimc:worlds=4, "
+                         "pretrained, py:mybots:Bot, ...)")
     past_snapshot_every: int = _f(10, "updates between snapshots added to the past pool",
                                   lo=1)
     past_pool_size: int = _f(5, "past snapshots kept (oldest dropped)", lo=1, hi=100)
     # -- PPO ------------------------------------------------------------------------
     learning_rate: float = _f(3e-4, "Adam learning rate", lo=0, hi=1, lo_open=True)
-    lr_final_fraction: float = _f(0.1, "linear schedule: final lr = learning_rate x this",
+    lr_final_fraction: float = _f(0.1, "linear schedule, stepped once per update: final lr = "
+                                  "learning_rate x this",
                                   lo=0, hi=1)
     gamma: float = _f(1.0, "discount per own move", lo=0, hi=1)
     gae_lambda: float = _f(0.95, "GAE lambda", lo=0, hi=1)
@@ -87,7 +98,8 @@ class TrainConfig:
     clip_coef: float = _f(0.2, "PPO ratio clip", lo=0, hi=1, lo_open=True)
     clip_vloss: bool = _f(True, "clip the value loss like the policy ratio")
     ent_coef: float = _f(0.01, "entropy bonus at the start", lo=0, hi=1)
-    ent_coef_final: float = _f(0.001, "entropy bonus at the end (linear schedule)", lo=0, hi=1)
+    ent_coef_final: float = _f(0.001, "entropy bonus at the end (linear schedule, "
+                                 "stepped once per update)", lo=0, hi=1)
     vf_coef: float = _f(0.5, "value loss weight", lo=0, hi=100)
     max_grad_norm: float = _f(0.5, "gradient clipping norm", lo=0, lo_open=True)
     norm_adv: bool = _f(True, "normalise advantages per minibatch")
@@ -122,7 +134,7 @@ class TrainConfig:
         return {**self.rules_options, "players": self.players}
 
     def make_rules(self) -> Any:
-        return make_rules(self.rules, **self.rules_kwargs)
+        return resolve_rules(self.rules, self.players, self.rules_options)
 
     def torch_device(self) -> Any:
         """The resolved ``device`` (a ``torch.device``); ``cuda`` without a GPU that
@@ -198,10 +210,12 @@ def validate(cfg: TrainConfig) -> None:
                           f"or digit), no '/' or '..'")
     if not cfg.runs_dir.strip() or "\0" in cfg.runs_dir:
         raise ConfigError(f"config key 'runs_dir' must name a folder, got {cfg.runs_dir!r}")
-    bad = sorted(map(str, set(cfg.opponents) - set(OPPONENT_KINDS)))
-    if bad:
-        raise ConfigError(f"config key 'opponents' has unknown kind(s) {', '.join(bad)}; "
-                          f"allowed: {', '.join(OPPONENT_KINDS)}")
+    for kind in sorted(set(cfg.opponents) - set(OPPONENT_KINDS), key=str):
+        try:
+            check_spec(kind)  # a baseline or any agent spec plays as a frozen opponent
+        except (ValueError, AttributeError) as e:
+            raise ConfigError(f"config key 'opponents': {kind!r} is neither one of "
+                              f"{', '.join(OPPONENT_KINDS)} nor an agent spec ({e})") from None
     for k, w in cfg.opponents.items():
         if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0 or not math.isfinite(w):
             raise ConfigError(f"config key 'opponents.{k}' must be a weight >= 0, got {w!r}")
@@ -221,6 +235,13 @@ def validate(cfg: TrainConfig) -> None:
     if cfg.eval_every_steps and cfg.best_metric not in cfg.eval_opponents:
         raise ConfigError(f"config key 'best_metric' = {cfg.best_metric!r} must be one of "
                           f"eval_opponents {cfg.eval_opponents!r}")
+    if cfg.backend == "ray":
+        if cfg.ray_workers > cfg.num_envs:
+            raise ConfigError(f"config key 'ray_workers' = {cfg.ray_workers} exceeds 'num_envs' "
+                              f"= {cfg.num_envs}: every rollout worker needs a game")
+        if importlib.util.find_spec("ray") is None:
+            raise ConfigError("config key 'backend' is 'ray' but Ray is not installed: "
+                              "pip install -e .[ray]")
     if cfg.ent_coef_final > cfg.ent_coef:
         raise ConfigError(f"config key 'ent_coef_final' ({cfg.ent_coef_final}) must not exceed "
                           f"'ent_coef' ({cfg.ent_coef})")
@@ -232,7 +253,7 @@ def validate(cfg: TrainConfig) -> None:
         raise ConfigError("config key 'rules_options' must not hold 'players' or 'name': "
                           "use the top-level keys 'players' and 'rules'")
     try:
-        make_rules(cfg.rules, **cfg.rules_kwargs)
+        cfg.make_rules()
     except (ValueError, TypeError) as e:
         raise ConfigError(f"config keys 'rules'/'players'/'rules_options': {e}") from None
 

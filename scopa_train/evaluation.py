@@ -2,62 +2,48 @@
 
 Every evaluation uses the same fixed seed, so successive points of a curve are played
 on the same deals (evaluation.md: paired, seat-swapped hands). The rating is an Elo
-(Bradley–Terry) fit on the evaluator's matches won, anchored at ``random`` = 0: each
-baseline's own rating is measured once per run against ``random`` (``calibrate``), and
-the policy's rating is the maximum-likelihood value given its results against every
-baseline.
+(Bradley–Terry, ``agents.stats.bradley_terry``) fit on the evaluator's matches won,
+anchored at ``random`` = 0: each baseline's own rating is measured once per run against
+``random`` (``calibrate``), and the policy's rating is the maximum-likelihood value given
+its results against every baseline, their ratings held fixed.
 """
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
+import numpy as np
+
+from agents.results import EvalResult
+from agents.stats import bradley_terry
 from scopa_policy.network import PolicyNet
 
 Status = Callable[[str], None]
-ELO = 400.0 / math.log(10.0)
 
 
-def margin_of(result: dict[str, Any]) -> tuple[float, float, float]:
-    """(mean points per hand of A minus B, 95% CI low, high) of an evaluator result."""
-    p = result["points_per_hand"]
-    lo, hi = p["ci95"]
-    return float(p["margin"]), float(lo), float(hi)
+def match_win_share(result: EvalResult) -> float:
+    """A's share of matches won, smoothed by half a win and half a loss."""
+    m = result.matches
+    return (m.a_wins + 0.5) / (m.played + 1)
 
 
-def match_score_of(result: dict[str, Any]) -> tuple[float, int]:
-    """(A's share of matches won, smoothed by half a win and half a loss; games)."""
-    m = result.get("matches") or {}
-    games = int(m.get("played") or 0)
-    wins = float(m.get("a_wins") or 0)
-    return (wins + 0.5) / (games + 1), games + 1
-
-
-def fit_rating(results: list[tuple[float, float, int]]) -> float:
-    """MLE Elo of a player given (opponent rating, score share, games) triples."""
+def rating_against(results: list[tuple[float, EvalResult]]) -> float:
+    """The Elo of A given its ``(opponent's Elo, evaluation)`` results (0 with none)."""
     if not results:
         return 0.0
-    r = sum(opp for opp, _, _ in results) / len(results)
-    for _ in range(100):  # Newton on the Bradley-Terry log-likelihood
-        g = h = 0.0
-        for opp, share, n in results:
-            p = 1.0 / (1.0 + math.exp(-(r - opp) / ELO))
-            g += n * (share - p) / ELO
-            h -= n * p * (1 - p) / ELO ** 2
-        if h == 0:
-            break
-        step = g / h
-        r -= max(-400.0, min(400.0, step))
-        if abs(step) < 1e-6:
-            break
-    return r
+    n = len(results) + 1
+    wins = np.zeros((n, n))
+    for k, (_, res) in enumerate(results, 1):
+        wins[0, k] = res.matches.a_wins
+        wins[k, 0] = res.matches.played - res.matches.a_wins
+    elo, _ = bradley_terry(n, wins, fixed={k: opp for k, (opp, _) in enumerate(results, 1)})
+    return float(elo[0])
 
 
-def run_evaluator(a: Any, b: Any, hands: int, seed: int, rules: str, players: int,
+def run_evaluator(a: Any, b: Any, *, hands: int, seed: int, rules: str, players: int,
                   options: dict[str, Any], workers: int = 1,
-                  on_progress: Callable[[int, int], None] | None = None) -> dict[str, Any]:
+                  on_progress: Callable[[int, int], None] | None = None) -> EvalResult:
     from agents.evaluate import evaluate
 
     return evaluate(a, b, hands=hands, seed=seed, rules=rules, players=players,
@@ -65,7 +51,7 @@ def run_evaluator(a: Any, b: Any, hands: int, seed: int, rules: str, players: in
                     matches=max(1, hands // 10), on_progress=on_progress)
 
 
-def calibrate(opponents: list[str], hands: int, seed: int, rules: str, players: int,
+def calibrate(opponents: list[str], *, hands: int, seed: int, rules: str, players: int,
               options: dict[str, Any], workers: int = 1, status: Status | None = None
               ) -> dict[str, float]:
     """Each baseline's Elo against ``random`` (anchored at 0). ``status(text)`` is told
@@ -74,10 +60,10 @@ def calibrate(opponents: list[str], hands: int, seed: int, rules: str, players: 
     for spec in opponents:
         if spec == "random":
             continue
-        res = run_evaluator(spec, "random", hands, seed + 1, rules, players, options, workers,
-                            _reporter(status, f"calibrating {spec} vs random"))
-        share, _ = match_score_of(res)
-        ratings[spec] = ELO * math.log(share / (1 - share))
+        res = run_evaluator(spec, "random", hands=hands, seed=seed + 1, rules=rules,
+                            players=players, options=options, workers=workers,
+                            on_progress=_reporter(status, f"calibrating {spec} vs random"))
+        ratings[spec] = rating_against([(0.0, res)])
     return ratings
 
 
@@ -103,23 +89,24 @@ class PolicyFactory:
         return PolicyAgent(self.net, spec=self.spec, seed=seed)
 
 
-def evaluate_policy(net: PolicyNet, opponents: list[str], hands: int, seed: int, rules: str,
-                    players: int, options: dict[str, Any], anchors: dict[str, float],
-                    status: Status | None = None) -> dict[str, Any]:
+def evaluate_policy(net: PolicyNet, opponents: list[str], *, hands: int, seed: int,
+                    rules: str, players: int, options: dict[str, Any],
+                    anchors: dict[str, float], status: Status | None = None) -> dict[str, Any]:
     """Margins (with 95% intervals) against each opponent and the fitted rating.
     ``status(text)`` is told which opponent is being played and how far it is."""
     agent = PolicyFactory(net)
     out: dict[str, Any] = {"margins": {}}
-    fits = []
+    rated = []
     for spec in opponents:
-        res = run_evaluator(agent, spec, hands, seed, rules, players, options, 1,
-                            _reporter(status, f"evaluating vs {spec}"))
-        mean, lo, hi = margin_of(res)
-        share, n = match_score_of(res)
-        out["margins"][spec] = {"mean": mean, "low": lo, "high": hi, "match_win_share": share,
-                                "hands": int(res["hands"]),
-                                "ms_per_move": res["timing"]["a"].get("mean_ms")}
+        res = run_evaluator(agent, spec, hands=hands, seed=seed, rules=rules, players=players,
+                            options=options,
+                            on_progress=_reporter(status, f"evaluating vs {spec}"))
+        p = res.points_per_hand
+        out["margins"][spec] = {"mean": float(p.margin), "low": float(p.ci95[0]),
+                                "high": float(p.ci95[1]),
+                                "match_win_share": match_win_share(res), "hands": res.hands,
+                                "ms_per_move": res.timing_a.mean_ms}
         if spec in anchors:
-            fits.append((anchors[spec], share, n))
-    out["rating"] = fit_rating(fits)
+            rated.append((anchors[spec], res))
+    out["rating"] = rating_against(rated)
     return out

@@ -52,7 +52,11 @@ def plot_curve(run_dir: Path, out: Path, opponents: tuple[str, ...] = ("greedy",
     ax.set_xlabel("training wall-clock (minutes, 2-core machine)")
     ax.set_ylabel("margin (points per hand)")
     hands = evals[-1]["margins"][opponents[0]]["hands"] if evals else 0
-    ax.set_title(f"PPO self-play, default config: margin over training ({hands} paired hands, "
+    import yaml
+    cfg_file = Path(run_dir) / "config.yaml"
+    cfg = yaml.safe_load(cfg_file.read_text()) if cfg_file.is_file() else {}
+    what = f"config {cfg.get('name', '?')}, {cfg.get('players', 2)} players"
+    ax.set_title(f"PPO self-play, {what}: margin over training ({hands} paired hands, "
                  f"95% CI)", fontsize=9)
     ax.legend()
     ax.grid(alpha=0.3)
@@ -70,16 +74,16 @@ def strength(ckpt: str, against: list[str], hands: int, seed: int, workers: int
     out = {}
     for opp in against:
         res = evaluate(spec, opp, hands=hands, seed=seed, workers=workers)
-        p = res["points_per_hand"]
-        out[opp] = {"margin": p["margin"], "ci95": p["ci95"],
-                    "match_win_rate": res["matches"]["win_rate"],
-                    "match_ci95": res["matches"]["ci95"],
-                    "ms_per_move_a": res["timing"]["a"], "ms_per_move_b": res["timing"]["b"],
-                    "categories": {k: v["margin"] for k, v in res["categories"].items()}}
-        print(f"{spec} vs {opp}: {p['margin']:+.3f} [{p['ci95'][0]:+.3f}, "
-              f"{p['ci95'][1]:+.3f}] points/hand over {hands} paired hands; "
-              f"{res['timing']['a']['mean_ms']:.3f} ms/move (opponent "
-              f"{res['timing']['b']['mean_ms']:.3f})", flush=True)
+        p, m = res.points_per_hand, res.matches
+        out[opp] = {"margin": p.margin, "ci95": list(p.ci95),
+                    "match_win_rate": m.win_rate,
+                    "match_ci95": None if m.ci95 is None else list(m.ci95),
+                    "ms_per_move_a": res.timing_a.to_json(),
+                    "ms_per_move_b": res.timing_b.to_json(),
+                    "categories": {k: v.margin for k, v in res.categories.items()}}
+        print(f"{spec} vs {opp}: {p.margin:+.3f} [{p.ci95[0]:+.3f}, {p.ci95[1]:+.3f}] "
+              f"points/hand over {hands} paired hands; {res.timing_a.mean_ms:.3f} ms/move "
+              f"(opponent {res.timing_b.mean_ms:.3f})", flush=True)
     return out
 
 

@@ -27,6 +27,7 @@ import numpy as np
 import torch
 
 from scopa_env.observation import OBS_DIM
+from scopa_env.play import has_reset, start_deal
 from scopa_policy.features import Candidates
 from scopa_policy.network import PolicyNet
 
@@ -155,6 +156,74 @@ def policy_step(net: PolicyNet, obs: np.ndarray, ids: np.ndarray, valid: np.ndar
     return choice.cpu().numpy(), logp.cpu().numpy(), value.cpu().numpy(), cand
 
 
+def learner_moves(net: PolicyNet, store: _Store, last: np.ndarray, games: np.ndarray,
+                  seats: np.ndarray, obs: np.ndarray, ids: np.ndarray, valid: np.ndarray,
+                  draining: bool) -> np.ndarray:
+    """The learner's moves in ``games`` (``seats[j]`` to move in ``games[j]``), sampled
+    from the policy. Each decision is the successor of the same seat's open one: it
+    gives that one its next value and, unless ``draining`` (past the rollout's end, only
+    bootstrapping), is stored as the seat's new open decision."""
+    choice, logp, value, cand = policy_step(net, obs[games], ids[games], valid[games])
+    prev = last[games, seats]
+    linked = prev >= 0
+    store.next_value[prev[linked]] = value[linked]
+    if draining:
+        last[games, seats] = -1
+    else:
+        new = store.add(obs[games], cand, choice, logp, value)
+        store.next_idx[prev[linked]] = new[linked]
+        last[games, seats] = new
+    return ids[games, choice]
+
+
+def policy_moves(net: PolicyNet, games: np.ndarray, obs: np.ndarray, ids: np.ndarray,
+                 valid: np.ndarray) -> np.ndarray:
+    """Moves sampled from a policy that is not learning (a past snapshot) in ``games``."""
+    choice, _, _, _ = policy_step(net, obs[games], ids[games], valid[games])
+    return ids[games, choice]
+
+
+def credit_rewards(store: _Store, last: np.ndarray, out: Any, reward_scale: float
+                   ) -> np.ndarray:
+    """Credit each seat's reward of this env step (``out``) to its open decision, scaled;
+    an episode's end closes its games' open decisions (terminal: no successor value).
+    Returns the step's rewards (N, players)."""
+    rewards = np.asarray(out.rewards, np.float64)
+    open_ = last >= 0
+    store.rewards[last[open_]] += rewards[open_] * reward_scale
+    ended = np.flatnonzero(np.asarray(out.terminated))
+    if len(ended):
+        closing = last[ended]
+        closing = closing[closing >= 0]
+        store.dones[closing] = True
+        store.next_value[closing] = 0.0
+        last[ended] = -1
+    return rewards
+
+
+def tally(stats: RolloutStats, out: Any, kinds: np.ndarray, report_team: np.ndarray,
+          ep_return: np.ndarray) -> None:
+    """Add this env step's finished episodes (returns, which are then reset) and hands
+    (the reported learner side's points and the other side's) to ``stats``, by
+    opponent kind."""
+    ended = np.flatnonzero(np.asarray(out.terminated))
+    if len(ended):
+        stats.episodes += len(ended)
+        for kind in np.unique(kinds[ended]).tolist():
+            sel = ended[kinds[ended] == kind]
+            stats.episode_returns.setdefault(kind, []).extend(ep_return[sel].tolist())
+        ep_return[ended] = 0.0
+    over = np.flatnonzero(np.asarray(out.hand_over))
+    if len(over):
+        pts = np.asarray(out.hand_points)[over]
+        team = report_team[over]
+        own, other = pts[np.arange(len(over)), team], pts[np.arange(len(over)), 1 - team]
+        for kind in np.unique(kinds[over]).tolist():
+            sel = kinds[over] == kind
+            stats.hand_points.setdefault(kind, []).extend(
+                zip(own[sel].tolist(), other[sel].tolist(), strict=True))
+
+
 class RolloutCollector:
     """Plays rollouts in a ``VectorScopaEnv`` for the current policy.
 
@@ -185,10 +254,9 @@ class RolloutCollector:
         baseline_kinds = sorted(set(kinds) - {SELF, PAST})
         baseline_games = {k: np.flatnonzero(kinds_arr == k) for k in baseline_kinds}
         agent_rng = np.random.default_rng(agent_seed)
-        per_game: dict[int, Any] = {}  # baselines without a batched form
+        per_game: dict[int | str, Any] = {}  # baselines without a batched form
         # the learner seat whose reward is reported for each game (lowest learner seat)
         report_seat = np.argmax(learner, axis=1)
-        report_team = report_seat % 2
         store = _Store(n * steps, OBS_DIM)
         last = np.full((n, p), -1, np.int64)  # open decision of each (game, seat)
         stats = RolloutStats()
@@ -210,24 +278,14 @@ class RolloutCollector:
             tp = time.perf_counter()
             li = np.flatnonzero(is_learner)
             if len(li):
-                choice, logp, value, cand = policy_step(net, obs[li], ids[li], valid[li])
-                actions[li] = ids[li, choice]
-                prev = last[li, seat[li]]
-                linked = prev >= 0
-                store.next_value[prev[linked]] = value[linked]
-                if draining:
-                    last[li, seat[li]] = -1
-                else:
-                    new = store.add(obs[li], cand, choice, logp, value)
-                    store.next_idx[prev[linked]] = new[linked]
-                    last[li, seat[li]] = new
+                actions[li] = learner_moves(net, store, last, li, seat[li], obs, ids, valid,
+                                            draining)
             if not draining:
                 store.end_step()
             pi = np.flatnonzero(~is_learner & (kinds_arr == PAST))
             if len(pi):
                 assert past_net is not None
-                choice, _, _, _ = policy_step(past_net, obs[pi], ids[pi], valid[pi])
-                actions[pi] = ids[pi, choice]
+                actions[pi] = policy_moves(past_net, pi, obs, ids, valid)
             to = time.perf_counter()
             stats.policy_seconds += to - tp
             for kind, games in baseline_games.items():
@@ -238,47 +296,37 @@ class RolloutCollector:
             out = env.step(actions)
             t += 1
             stats.env_steps += n
-            rewards = np.asarray(out.rewards, np.float64)
-            open_ = last >= 0
-            store.rewards[last[open_]] += rewards[open_] * self.reward_scale
+            rewards = credit_rewards(store, last, out, self.reward_scale)
             ep_return += rewards[rows, report_seat]
-            ended = np.flatnonzero(np.asarray(out.terminated))
-            if len(ended):
-                closing = last[ended]
-                closing = closing[closing >= 0]
-                store.dones[closing] = True
-                store.next_value[closing] = 0.0
-                last[ended] = -1
-                stats.episodes += len(ended)
-                for kind in np.unique(kinds_arr[ended]).tolist():
-                    sel = ended[kinds_arr[ended] == kind]
-                    stats.episode_returns.setdefault(kind, []).extend(ep_return[sel].tolist())
-                ep_return[ended] = 0.0
-            over = np.flatnonzero(np.asarray(out.hand_over))
-            if len(over):
-                pts = np.asarray(out.hand_points)[over]
-                team = report_team[over]
-                own, other = pts[np.arange(len(over)), team], pts[np.arange(len(over)), 1 - team]
-                for kind in np.unique(kinds_arr[over]).tolist():
-                    sel = kinds_arr[over] == kind
-                    stats.hand_points.setdefault(kind, []).extend(
-                        zip(own[sel].tolist(), other[sel].tolist(), strict=True))
+            tally(stats, out, kinds_arr, report_seat % 2, ep_return)
         batch = store.finish(gamma, lam)
         stats.seconds = time.perf_counter() - t0
         return batch, stats
 
     def _baseline_moves(self, kind: str, games: np.ndarray, agent_seed: int,
-                        rng: np.random.Generator, per_game: dict[int, Any]) -> np.ndarray:
+                        rng: np.random.Generator, per_game: dict[int | str, Any]
+                        ) -> np.ndarray:
         """The moves of baseline ``kind`` in ``games`` (its seat to move in each)."""
         if self.batched is not None:
             moves = self.batched(kind, self.env, games, rng)
             if moves is not None:
                 return moves
+        shared = per_game.get(kind)
+        if shared is None:
+            shared = per_game[kind] = self.make_baseline(kind, agent_seed)
+        if not has_reset(shared):  # no state between moves: one instance plays every game
+            infos = [self.env.info_set(i) for i in games.tolist()]
+            batch = getattr(shared, "act_batch", None)
+            return np.asarray(batch(infos) if batch is not None
+                              else [shared.act(info) for info in infos], np.int64)
         out = np.zeros(len(games), np.int64)
-        for j, i in enumerate(games.tolist()):
-            agent = per_game.get(i)
-            if agent is None:
-                agent = per_game[i] = self.make_baseline(kind, agent_seed * 100_003 + i)
+        for j, i in enumerate(games.tolist()):  # an agent with reset(): one per game
+            agent, dealt = per_game.get(i) or (
+                self.make_baseline(kind, agent_seed * 100_003 + i), None)
+            deal = (int(self.env.match_seeds[i]), int(self.env.hand_index[i]))
+            if deal != dealt:
+                start_deal([agent])  # its reset() before each deal
+            per_game[i] = (agent, deal)
             out[j] = agent.act(self.env.info_set(i))
         return out
 

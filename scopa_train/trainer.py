@@ -1,13 +1,18 @@
 """The training loop: PPO self-play on the batched environment, read top to bottom.
 
-    for each update:
-        anneal learning rate and entropy coefficient (linear in updates done)
-        pick an opponent for every game from the pool (self / past snapshot / baseline)
-        play a rollout, compute GAE                      (rollout.py)
-        PPO epochs over shuffled minibatches              (ppo.py)
-        log to TensorBoard; every so often evaluate against the baselines (fixed
-        seeds), save periodic / best checkpoints; add a snapshot to the past pool
-    save the final checkpoint and a small policy-only file
+    for each update (``Trainer.train``):
+        schedule    learning rate and entropy coefficient, linear in the fraction of
+                    updates done (per update, not per env step)
+        rollout     pick an opponent for every game from the pool (self / past snapshot /
+                    baseline), play ``rollout_steps`` moves per game, GAE (rollout.py)
+        update      PPO epochs over shuffled minibatches (ppo.py); a snapshot joins the
+                    past pool every ``past_snapshot_every`` updates
+        log         TensorBoard scalars, the progress bar
+        evaluate    every ``eval_every_steps`` env steps, against the baselines (fixed
+        and save    seeds; best checkpoint by ``best_metric``); a periodic checkpoint
+                    every ``checkpoint_every_steps``
+        stop        on SIGINT / SIGTERM, ``max_minutes`` or ``stop_after_updates``
+    then a final evaluation, the final (or latest) checkpoint and a small policy file
 
 SIGINT / SIGTERM set a flag: the update in progress finishes, a checkpoint is saved
 and ``train`` returns normally.
@@ -21,7 +26,7 @@ import random
 import signal
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -45,7 +50,7 @@ from scopa_policy.network import NetConfig, PolicyNet, count_parameters
 from .config import ConfigError, TrainConfig, config_from_dict
 from .evaluation import calibrate, evaluate_policy
 from .ppo import UpdateStats, ppo_update
-from .rollout import PAST, RolloutCollector, RolloutStats, sample_opponents
+from .rollout import PAST, Batch, RolloutCollector, RolloutStats, sample_opponents
 
 
 @dataclass
@@ -172,6 +177,23 @@ def batched_baseline(kind: str, env: Any, games: np.ndarray, rng: np.random.Gene
     return batched_actions(kind, env, games, rng) if kind in BATCHED else None
 
 
+def make_collector(cfg: TrainConfig) -> Any:
+    """The rollout collector of a run: ``cfg.num_envs`` games in one vector env, the
+    baselines played by ``agents`` (batched where they have a batched form); with
+    ``backend: ray``, the same interface over Ray actors (``ray_backend``)."""
+    import agents
+    from scopa_env.vector import VectorScopaEnv
+
+    if cfg.backend == "ray":
+        from .ray_backend import RayRolloutCollector
+
+        return RayRolloutCollector(cfg, agents.make_agent, batched_baseline)
+    env = VectorScopaEnv(cfg.num_envs, rules=cfg.rules, reward=cfg.reward,
+                         episode=cfg.episode, seed=cfg.seed, records=False,
+                         **cfg.rules_kwargs)
+    return RolloutCollector(env, cfg.reward_scale, agents.make_agent, batched_baseline)
+
+
 def _to_cpu(obj: Any) -> Any:
     """A deep copy of (nested dicts/lists of) tensors, with every tensor on the CPU."""
     if isinstance(obj, torch.Tensor):
@@ -183,12 +205,25 @@ def _to_cpu(obj: Any) -> Any:
     return obj
 
 
+@dataclass
+class _Session:
+    """What one call of ``Trainer.train`` keeps between updates."""
+
+    writer: Any  # the TensorBoard SummaryWriter
+    bar: Any  # the tqdm progress bar
+    total_steps: int
+    started: float = field(default_factory=time.perf_counter)
+    steps_at_start: int = 0
+    wall_at_start: float = 0.0
+    last_eval: dict[str, Any] | None = None
+
+    def seconds(self) -> float:
+        return time.perf_counter() - self.started
+
+
 class Trainer:
     def __init__(self, cfg: TrainConfig, run_dir: Path, resume: dict[str, Any] | None = None,
                  progress: bool = True, log: Callable[[str], None] = print) -> None:
-        import agents
-        from scopa_env.vector import VectorScopaEnv
-
         self.cfg, self.run_dir, self.progress, self.log = cfg, run_dir, progress, log
         self.device = cfg.torch_device()
         torch.set_num_threads(cfg.threads())
@@ -204,11 +239,7 @@ class Trainer:
         self.counters = Counters(next_eval=cfg.eval_every_steps,
                                  next_checkpoint=cfg.checkpoint_every_steps)
         self.anchors: dict[str, float] | None = None
-        self.env = VectorScopaEnv(cfg.num_envs, rules=cfg.rules, reward=cfg.reward,
-                                  episode=cfg.episode, seed=cfg.seed, records=False,
-                                  **cfg.rules_kwargs)
-        self.collector = RolloutCollector(self.env, cfg.reward_scale, agents.make_agent,
-                                          batched_baseline)
+        self.collector = make_collector(cfg)
         self.steps_per_rollout = rollout_length(cfg)
         per_update = cfg.num_envs * self.steps_per_rollout
         self.num_updates = max(1, math.ceil(cfg.total_env_steps / per_update))
@@ -222,6 +253,15 @@ class Trainer:
     def _snapshot(self) -> dict[str, torch.Tensor]:
         """The network's weights, copied to the CPU (checkpoints load on any device)."""
         return {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()}
+
+    def load_weights(self, state: dict[str, torch.Tensor]) -> None:
+        """Start from these weights (the past pool, if any, starts from them too)."""
+        try:
+            self.net.load_state_dict(state)
+        except (RuntimeError, KeyError) as e:
+            raise ConfigError(f"the starting weights do not fit the config's network: "
+                              f"{str(e).strip().splitlines()[0]}") from None
+        self.past_pool = [self._snapshot()] if self.past_pool else []
 
     def _restore(self, ck: dict[str, Any]) -> None:
         try:
@@ -273,12 +313,14 @@ class Trainer:
         ``status(text)`` hears which opponent is being played and how far it is."""
         cfg = self.cfg
         if self.anchors is None:
-            self.anchors = calibrate(cfg.eval_opponents, cfg.eval_hands, cfg.eval_seed,
-                                     cfg.rules, cfg.players, cfg.rules_options,
-                                     cfg.eval_workers, status)
+            self.anchors = calibrate(cfg.eval_opponents, hands=cfg.eval_hands,
+                                     seed=cfg.eval_seed, rules=cfg.rules, players=cfg.players,
+                                     options=cfg.rules_options, workers=cfg.eval_workers,
+                                     status=status)
         t0 = time.perf_counter()
-        res = evaluate_policy(self.net, cfg.eval_opponents, cfg.eval_hands, cfg.eval_seed,
-                              cfg.rules, cfg.players, cfg.rules_options, self.anchors, status)
+        res = evaluate_policy(self.net, cfg.eval_opponents, hands=cfg.eval_hands,
+                              seed=cfg.eval_seed, rules=cfg.rules, players=cfg.players,
+                              options=cfg.rules_options, anchors=self.anchors, status=status)
         res.update(env_steps=self.counters.env_steps, update=self.counters.update,
                    wall_seconds=self.counters.wall_seconds,
                    eval_seconds=time.perf_counter() - t0)
@@ -288,6 +330,25 @@ class Trainer:
 
     # -- the loop ---------------------------------------------------------------------
     def train(self, stop_after_updates: int | None = None) -> dict[str, Any]:
+        """Train until ``num_updates`` updates are done (or a stop); the outcome."""
+        session = self._open_session()
+        reason = "finished"
+        with _StopFlag() as stop:
+            while self.counters.update < self.num_updates:
+                lr, ent_coef = self._schedule()
+                batch, rollout_stats = self._rollout()
+                update_stats = self._update(batch, ent_coef)
+                self._log(session, rollout_stats, update_stats, len(batch), lr=lr,
+                          ent_coef=ent_coef)
+                self._evaluate_and_save(session)
+                why = self._stop_reason(stop.signal, stop_after_updates)
+                if why is not None:
+                    reason = why
+                    break
+            return self._finish(session, reason)
+
+    def _open_session(self) -> _Session:
+        """TensorBoard writer (the config as text on a fresh run), the progress bar."""
         from torch.utils.tensorboard import SummaryWriter
         from tqdm import tqdm
 
@@ -304,90 +365,113 @@ class Trainer:
         bar = tqdm(total=total, initial=min(c.env_steps, total), unit=" env steps",
                    unit_scale=True, disable=not self.progress, dynamic_ncols=True,
                    smoothing=0.0, desc="training")
-        session_start = time.perf_counter()
-        session_steps0 = c.env_steps
-        wall_at_start = c.wall_seconds
-        last_eval: dict[str, Any] | None = None
-        reason = "finished"
-        ent_coef = cfg.ent_coef
-        with _StopFlag() as stop:
-            while c.update < self.num_updates:
-                # 1. schedules (linear in the fraction of updates done)
-                frac = c.update / self.num_updates
-                lr = cfg.learning_rate * (1.0 - frac * (1.0 - cfg.lr_final_fraction))
-                ent_coef = cfg.ent_coef + frac * (cfg.ent_coef_final - cfg.ent_coef)
-                for group in self.optimizer.param_groups:
-                    group["lr"] = lr
-                # 2. opponents for this rollout
-                kinds = sample_opponents(self.np_rng, cfg.opponents, cfg.num_envs,
-                                         have_past=bool(self.past_pool))
-                learner_team = self.np_rng.integers(0, 2, cfg.num_envs)
-                past_net = None
-                if PAST in kinds:
-                    past_net = PolicyNet(self.net.cfg)
-                    pick = int(self.np_rng.integers(len(self.past_pool)))
-                    past_net.load_state_dict(self.past_pool[pick])
-                    past_net.to(self.device).eval()
-                # 3. rollout + GAE
-                seed_u = (cfg.seed * 1_000_003 + c.update) % (2**63)
-                batch, rs = self.collector.collect(
-                    self.net, past_net, kinds, learner_team, self.steps_per_rollout,
-                    reset_seed=seed_u, agent_seed=seed_u, gamma=cfg.gamma,
-                    lam=cfg.gae_lambda)
-                # 4. PPO
-                us = ppo_update(self.net, self.optimizer, batch, self.np_rng,
-                                epochs=cfg.update_epochs, num_minibatches=cfg.num_minibatches,
-                                clip_coef=cfg.clip_coef, clip_vloss=cfg.clip_vloss,
-                                ent_coef=ent_coef, vf_coef=cfg.vf_coef,
-                                max_grad_norm=cfg.max_grad_norm, norm_adv=cfg.norm_adv,
-                                target_kl=cfg.target_kl)
-                c.update += 1
-                c.env_steps += rs.env_steps
-                c.learner_samples += len(batch)
-                c.wall_seconds = wall_at_start + time.perf_counter() - session_start
-                if c.update % cfg.past_snapshot_every == 0 and PAST in cfg.opponents:
-                    self.past_pool.append(self._snapshot())
-                    del self.past_pool[:-cfg.past_pool_size]
-                # 5. logging
-                step = c.env_steps
-                session_seconds = time.perf_counter() - session_start
-                scalars = update_scalars(rs, us, len(batch), lr=lr, ent_coef=ent_coef,
-                                         counters=c, past_pool=len(self.past_pool),
-                                         overall=(step - session_steps0)
-                                         / max(session_seconds, 1e-9))
-                for tag, value in scalars.items():
-                    if value == value:  # skip NaN
-                        writer.add_scalar(tag, value, step)
-                bar.update(min(step, total) - bar.n)
-                bar.set_postfix(_postfix(c.update, self.num_updates, last_eval), refresh=False)
-                # 6. evaluation, checkpoints
-                if cfg.eval_every_steps and step >= c.next_eval:
-                    c.next_eval = (step // cfg.eval_every_steps + 1) * cfg.eval_every_steps
-                    last_eval = self._log_eval(step, bar)
-                    bar.set_postfix(_postfix(c.update, self.num_updates, last_eval))
-                if cfg.checkpoint_every_steps and step >= c.next_checkpoint:
-                    c.next_checkpoint = ((step // cfg.checkpoint_every_steps + 1)
-                                         * cfg.checkpoint_every_steps)
-                    self.save(f"step_{step:011d}")
-                # 7. stop?
-                if stop.signal is not None:
-                    reason = f"stopped by {signal.Signals(stop.signal).name}"
-                    break
-                if cfg.max_minutes and c.wall_seconds >= cfg.max_minutes * 60:
-                    reason = f"max_minutes={cfg.max_minutes} reached"
-                    break
-                if stop_after_updates is not None and c.update >= stop_after_updates:
-                    reason = f"stopped after {c.update} updates"
-                    break
-            bar.close()
-            final = c.update >= self.num_updates
-            if final and cfg.eval_every_steps and (last_eval is None
-                                                    or last_eval["env_steps"] != c.env_steps):
-                last_eval = self._log_eval(c.env_steps)  # the bar is closed
-            path = self.save("final" if final else "latest")
-            policy = self.save_policy(self.run_dir / "policy.pt")
-        writer.flush()
-        writer.close()
+        return _Session(writer, bar, total, steps_at_start=c.env_steps,
+                        wall_at_start=c.wall_seconds)
+
+    def _schedule(self) -> tuple[float, float]:
+        """This update's learning rate (set on the optimizer) and entropy coefficient:
+        linear in the fraction of updates done, from the config's start values to
+        ``lr_final_fraction`` of the rate and to ``ent_coef_final``."""
+        cfg = self.cfg
+        frac = self.counters.update / self.num_updates
+        lr = cfg.learning_rate * (1.0 - frac * (1.0 - cfg.lr_final_fraction))
+        ent_coef = cfg.ent_coef + frac * (cfg.ent_coef_final - cfg.ent_coef)
+        for group in self.optimizer.param_groups:
+            group["lr"] = lr
+        return lr, ent_coef
+
+    def _rollout(self) -> tuple[Batch, RolloutStats]:
+        """Opponents for every game (and the learner's team), a past snapshot if one
+        plays, then one rollout with GAE on fresh deals seeded by the update number."""
+        cfg = self.cfg
+        kinds = sample_opponents(self.np_rng, cfg.opponents, cfg.num_envs,
+                                 have_past=bool(self.past_pool))
+        learner_team = self.np_rng.integers(0, 2, cfg.num_envs)
+        past_net = None
+        if PAST in kinds:
+            past_net = PolicyNet(self.net.cfg)
+            pick = int(self.np_rng.integers(len(self.past_pool)))
+            past_net.load_state_dict(self.past_pool[pick])
+            past_net.to(self.device).eval()
+        seed = (cfg.seed * 1_000_003 + self.counters.update) % (2**63)
+        return self.collector.collect(self.net, past_net, kinds, learner_team,
+                                      self.steps_per_rollout, reset_seed=seed, agent_seed=seed,
+                                      gamma=cfg.gamma, lam=cfg.gae_lambda)
+
+    def _update(self, batch: Batch, ent_coef: float) -> UpdateStats:
+        """PPO on the rollout; the counters move on; every ``past_snapshot_every``
+        updates the network joins the past pool (the oldest leave it)."""
+        cfg, c = self.cfg, self.counters
+        stats = ppo_update(self.net, self.optimizer, batch, self.np_rng,
+                           epochs=cfg.update_epochs, num_minibatches=cfg.num_minibatches,
+                           clip_coef=cfg.clip_coef, clip_vloss=cfg.clip_vloss,
+                           ent_coef=ent_coef, vf_coef=cfg.vf_coef,
+                           max_grad_norm=cfg.max_grad_norm, norm_adv=cfg.norm_adv,
+                           target_kl=cfg.target_kl)
+        c.update += 1
+        c.learner_samples += len(batch)
+        if c.update % cfg.past_snapshot_every == 0 and PAST in cfg.opponents:
+            self.past_pool.append(self._snapshot())
+            del self.past_pool[:-cfg.past_pool_size]
+        return stats
+
+    def _log(self, session: _Session, rs: RolloutStats, us: UpdateStats, decisions: int, *,
+             lr: float, ent_coef: float) -> None:
+        """Counters of env steps and time, TensorBoard scalars, the progress bar."""
+        c = self.counters
+        c.env_steps += rs.env_steps
+        c.wall_seconds = session.wall_at_start + session.seconds()
+        step = c.env_steps
+        scalars = update_scalars(rs, us, decisions, lr=lr, ent_coef=ent_coef, counters=c,
+                                 past_pool=len(self.past_pool),
+                                 overall=(step - session.steps_at_start)
+                                 / max(session.seconds(), 1e-9))
+        for tag, value in scalars.items():
+            if value == value:  # skip NaN
+                session.writer.add_scalar(tag, value, step)
+        bar = session.bar
+        bar.update(min(step, session.total_steps) - bar.n)
+        bar.set_postfix(_postfix(c.update, self.num_updates, session.last_eval), refresh=False)
+
+    def _evaluate_and_save(self, session: _Session) -> None:
+        """Evaluate every ``eval_every_steps`` env steps and save a periodic checkpoint
+        every ``checkpoint_every_steps`` (each when the env steps cross the next mark)."""
+        cfg, c = self.cfg, self.counters
+        step = c.env_steps
+        if cfg.eval_every_steps and step >= c.next_eval:
+            c.next_eval = (step // cfg.eval_every_steps + 1) * cfg.eval_every_steps
+            session.last_eval = self._log_eval(step, session.bar)
+            session.bar.set_postfix(_postfix(c.update, self.num_updates, session.last_eval))
+        if cfg.checkpoint_every_steps and step >= c.next_checkpoint:
+            c.next_checkpoint = ((step // cfg.checkpoint_every_steps + 1)
+                                 * cfg.checkpoint_every_steps)
+            self.save(f"step_{step:011d}")
+
+    def _stop_reason(self, signum: int | None, stop_after_updates: int | None) -> str | None:
+        """Why the loop stops before its last update (None: it goes on)."""
+        c, cfg = self.counters, self.cfg
+        if signum is not None:
+            return f"stopped by {signal.Signals(signum).name}"
+        if cfg.max_minutes and c.wall_seconds >= cfg.max_minutes * 60:
+            return f"max_minutes={cfg.max_minutes} reached"
+        if stop_after_updates is not None and c.update >= stop_after_updates:
+            return f"stopped after {c.update} updates"
+        return None
+
+    def _finish(self, session: _Session, reason: str) -> dict[str, Any]:
+        """Close the bar; a finished run is evaluated once more (unless it just was) and
+        saved as ``final``, a stopped one as ``latest``; the policy file; the outcome."""
+        cfg, c = self.cfg, self.counters
+        session.bar.close()
+        final = c.update >= self.num_updates
+        last_eval = session.last_eval
+        if final and cfg.eval_every_steps and (last_eval is None
+                                                or last_eval["env_steps"] != c.env_steps):
+            last_eval = self._log_eval(c.env_steps)  # the bar is closed
+        path = self.save("final" if final else "latest")
+        policy = self.save_policy(self.run_dir / "policy.pt")
+        session.writer.flush()
+        session.writer.close()
         self.log(f"{reason}: {c.update} updates, {c.env_steps:,} env steps, "
                  f"{c.wall_seconds / 60:.1f} min; checkpoint {path}; policy {policy}")
         return {"reason": reason, "finished": final, "checkpoint": str(path),
@@ -469,8 +553,11 @@ def update_scalars(rs: RolloutStats, us: UpdateStats, decisions: int, *, lr: flo
 
 
 def start(cfg: TrainConfig, progress: bool = True, stop_after_updates: int | None = None,
-          log: Callable[[str], None] = print) -> dict[str, Any]:
-    """A new run: ``runs/NAME-TIMESTAMP/`` with the resolved config, then train."""
+          log: Callable[[str], None] = print,
+          init_weights: dict[str, torch.Tensor] | None = None) -> dict[str, Any]:
+    """A new run: ``runs/NAME-TIMESTAMP/`` with the resolved config, then train.
+    ``init_weights``: the network's starting weights (a state dict of the config's shape;
+    default: a fresh initialisation)."""
     cfg.torch_device()  # a device that is not there fails before the run directory exists
     check_eval_opponents(cfg)
     runs = Path(cfg.runs_dir)
@@ -481,6 +568,8 @@ def start(cfg: TrainConfig, progress: bool = True, stop_after_updates: int | Non
     run_dir = make_run_dir(cfg)
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     trainer = Trainer(cfg, run_dir, progress=progress, log=log)
+    if init_weights is not None:
+        trainer.load_weights(init_weights)
     out = trainer.train(stop_after_updates)
     out["run_dir"] = str(run_dir)
     return out

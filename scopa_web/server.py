@@ -39,7 +39,7 @@ from scopa_env.cards import CODES, cards_of
 from scopa_env.game import GameState, apply, new_match
 from scopa_env.moves import action_move, action_text, parse_action
 from scopa_env.observation import info_set
-from scopa_env.play import derive_seed
+from scopa_env.play import derive_seed, start_deal
 from scopa_env.records import MatchRecorder
 from scopa_env.rules import Rules
 
@@ -71,6 +71,7 @@ class Game:
         self.state = new_match(rules, seed=seed)
         self.agents = {s: make_agent(opponent, seed=derive_seed(seed, 1000 + s))
                        for s in range(rules.players) if s != seat}
+        start_deal(self.agents.values())
         names = [HUMAN if s == seat else opponent for s in range(rules.players)]
         self.names = names
         self.recorder = MatchRecorder(self.state, names)
@@ -95,6 +96,8 @@ class Game:
                                   "match_over": res.match_over}
             self.results.append({"points": [e["points"]["total"] for e in h.score],
                                "match_score": list(s.match_score)})
+            if not s.done:
+                start_deal(self.agents.values())
         self.log.append(event)
         if h is None:
             return {**event, "view": self.view()}

@@ -3,9 +3,11 @@ interpreter."""
 
 from __future__ import annotations
 
+import importlib
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 from scopa_env.cards import card_id, mask_of
 from scopa_env.game import GameState
@@ -46,3 +48,13 @@ def fresh_python(code: str, cwd: Path | None = None, timeout: float = 120) -> st
                          text=True, timeout=timeout)
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
+
+
+def import_example(name: str) -> ModuleType:
+    """The script ``examples/NAME.py`` imported as the module ``NAME``."""
+    folder = str(Path(__file__).resolve().parent.parent / "examples")
+    sys.path.insert(0, folder)
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(folder)

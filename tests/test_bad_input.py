@@ -205,13 +205,24 @@ def _read_until(proc: subprocess.Popen, text: bytes, seconds: float = 60) -> byt
     return buf
 
 
+def _ctrl_c_reaches_python() -> None:
+    """In the child: Ctrl-C at its default, so Python turns it into KeyboardInterrupt
+    (a test run started in the background inherits SIGINT ignored, which Python keeps)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def test_ctrl_c_in_play_is_one_line_and_status_130() -> None:
     proc = subprocess.Popen([*RUN, "play", "--seed", "3"], cwd=ROOT, stdin=subprocess.PIPE,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            preexec_fn=_ctrl_c_reaches_python)
     _read_until(proc, b"your move")
     proc.send_signal(signal.SIGINT)
-    _, err = proc.communicate(timeout=30)
-    assert proc.returncode == 130 and b"Traceback" not in err
+    # wait with stdin still open: communicate() would close it at once, and a child not yet
+    # scheduled would then see end of input before the signal
+    proc.wait(timeout=30)
+    err = proc.stderr.read()
+    proc.stdin.close()
+    assert proc.returncode == 130 and b"Traceback" not in err, err
     assert err.strip() == b"scopa play: interrupted"
 
 
@@ -246,7 +257,7 @@ def test_eval_save_and_a_fresh_seed(tmp_path: Path, capsys: pytest.CaptureFixtur
     seed = json.loads(save.read_text())["seed"]
     assert f"seed {seed}" in capsys.readouterr().out  # reported, for reproduction
     again = evaluate("random", "greedy", hands=2, seed=seed, matches=0)
-    assert again["points_per_hand"] == json.loads(save.read_text())["points_per_hand"]
+    assert again.to_json()["points_per_hand"] == json.loads(save.read_text())["points_per_hand"]
 
 
 def test_ladder_arguments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -315,8 +326,8 @@ def test_a_nosy_agent_learns_nothing_hidden_in_an_evaluation(monkeypatch: pytest
     assert len(seats) > 4 and all(len(s) == 1 for s in seats.values()), seats
     if nosy is Nosy:  # ... and fresh instances keep the results deterministic
         kw = dict(hands=16, seed=seed, matches=2)
-        assert evaluate("random", "expert", **kw)["points_per_hand"] == evaluate(
-            "random", "expert", workers=2, **kw)["points_per_hand"]
+        assert evaluate("random", "expert", **kw).points_per_hand == evaluate(
+            "random", "expert", workers=2, **kw).points_per_hand
 
 
 def _ints_and_states(obj: Any, depth: int = 0) -> tuple[set[int], list[Any]]:
@@ -493,7 +504,8 @@ def test_second_ctrl_c_in_training_is_one_line(tmp_path: Path) -> None:
     cmd = [sys.executable, str(ROOT / "train.py"), *_smoke(tmp_path, "total_env_steps=10000000",
                                                          "eval_every_steps=0")]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            env={**os.environ, "PYTHONUNBUFFERED": "1"})
+                            env={**os.environ, "PYTHONUNBUFFERED": "1"},
+                            preexec_fn=_ctrl_c_reaches_python)
     _read_until(proc, b"run directory:", 90)
     time.sleep(0.5)
     proc.send_signal(signal.SIGINT)

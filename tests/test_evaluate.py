@@ -9,8 +9,9 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.evaluate import deal_seed, evaluate, main, play_unit
+from agents.evaluate import UnitJob, deal_seed, evaluate, main, play_unit
 from agents.ladder import main as ladder_main
+from agents.results import EvalResult
 from agents.stats import additive_ratings, bradley_terry, mean_ci, wilson
 from scopa_env.rules import make_rules
 
@@ -23,30 +24,32 @@ def _stable(res: dict) -> dict:
 
 def test_null_check_random_against_itself():
     res = evaluate("random", "random", hands=300, seed=11, matches=0)
-    p = res["points_per_hand"]
-    assert p["ci95"][0] < 0 < p["ci95"][1]
-    assert p["half_width"] < 0.5
+    p = res.points_per_hand
+    assert p.ci95[0] < 0 < p.ci95[1]
+    assert p.half_width < 0.5
 
 
 def test_deterministic_agent_against_itself_is_exactly_even():
     res = evaluate("greedy", "greedy", hands=24, seed=1, matches=4)
-    assert res["points_per_hand"]["margin"] == 0.0
-    assert res["matches"]["win_rate"] == 0.5
+    assert res.points_per_hand.margin == 0.0
+    assert res.matches.win_rate == 0.5
 
 
 def test_results_identical_for_1_and_2_workers():
     kw = dict(hands=20, seed=5, matches=9)
-    one = evaluate("random", "expert", workers=1, **kw)
-    two = evaluate("random", "expert", workers=2, **kw)
+    one = evaluate("random", "expert", workers=1, **kw).to_json()
+    two = evaluate("random", "expert", workers=2, **kw).to_json()
     assert _stable(one) == _stable(two)
     assert one["workers"] == 1 and two["workers"] == 2
-    again = evaluate("random", "expert", workers=1, **kw)
+    again = evaluate("random", "expert", workers=1, **kw).to_json()
     assert _stable(again) == _stable(one)
 
 
 def test_report_fields_and_strength_order():
-    res = evaluate("greedy", "random", hands=60, seed=2, matches=6)
+    typed = evaluate("greedy", "random", hands=60, seed=2, matches=6)
+    res = typed.to_json()
     json.dumps(res)  # JSON-able
+    assert EvalResult.from_json(json.loads(json.dumps(res))) == typed
     assert res["a"] == "greedy" and res["b"] == "random" and res["hand_games"] == 120
     p = res["points_per_hand"]
     assert p["ci95"][0] > 0 and p["margin"] == pytest.approx(p["a"] - p["b"])
@@ -63,30 +66,41 @@ def test_report_fields_and_strength_order():
 def test_four_players_and_options():
     res = evaluate("expert", "random", hands=8, seed=3, players=4, matches=1,
                    options={"re_bello": True})
-    assert res["players"] == 4 and res["rules"]["re_bello"] is True
-    assert "re_bello" in res["categories"]
+    assert res.players == 4 and res.rules.re_bello is True
+    assert "re_bello" in res.categories
     res = evaluate("random", "greedy", hands=4, seed=3, rules="scopone_scientifico",
                    players=4, matches=0)
-    assert res["rules"]["hand_size"] == 10
+    assert res.rules.hand_size == 10
 
 
-def test_each_deal_is_played_in_both_seatings():
+def test_each_deal_is_played_in_both_seatings(monkeypatch):
+    import agents.evaluate as ev
+
     rules = make_rules("scopa")
-    out = play_unit("random", "greedy", rules, 7, "hand", 0, 3)
-    assert out["index"] == [0, 0, 1, 1, 2, 2] and out["a_team"] == [0, 1] * 3
-    # the same deck in both seatings
-    from scopa_env.game import new_match
-    assert new_match(rules, seed=deal_seed(7, 1)).deck == new_match(rules, seed=deal_seed(7, 1)
-                                                                    ).deck
+    dealt = []  # (seed, first deck) of every game the unit starts
+
+    def new_match(rules, seed):
+        state = ev_new_match(rules, seed=seed)
+        dealt.append((seed, state.deck))
+        return state
+
+    ev_new_match = ev.new_match
+    monkeypatch.setattr(ev, "new_match", new_match)
+    out = play_unit(UnitJob("random", "greedy", rules, seed=7, kind="hand", unit=0, count=3))
+    assert out.index == [0, 0, 1, 1, 2, 2] and out.a_team == [0, 1] * 3
+    # both seatings of a deal are dealt the same deck, and each deal its own
+    assert [s for s, _ in dealt] == [deal_seed(7, i) for i in (0, 0, 1, 1, 2, 2)]
+    decks = [d for _, d in dealt]
+    assert decks[0::2] == decks[1::2] and len(set(decks[0::2])) == 3
 
 
 def test_agent_objects_and_factories():
     agent = make_agent("greedy")
     res = evaluate(agent, "random", hands=4, seed=0, matches=0)
-    assert res["a"] == "greedy"
+    assert res.a == "greedy"
     res = evaluate(lambda seed: make_agent("random", seed=seed), "greedy", hands=4, seed=0,
                    matches=0)
-    assert res["points_per_hand"]["margin"] < 0
+    assert res.points_per_hand.margin < 0
     with pytest.raises(ValueError, match="cannot be shared"):
         evaluate(agent, "random", hands=4, seed=0, workers=2)
 
@@ -184,3 +198,10 @@ def test_bradley_terry_and_additive_ratings():
     assert elo[1] == pytest.approx(400 * np.log10(3), abs=60)
     r, se = additive_ratings(3, [(1, 0, 1.0, 0.1), (2, 1, 0.5, 0.1), (2, 0, 1.5, 0.1)])
     assert r == pytest.approx([0.0, 1.0, 1.5]) and se[0] == 0
+
+
+def test_bradley_terry_against_fixed_ratings():
+    # one player against an opponent held at Elo 200: the smoothed share's logit above it
+    elo, se = bradley_terry(2, np.array([[0, 30], [10, 0]], dtype=float), fixed={1: 200.0})
+    assert elo[1] == pytest.approx(200) and se[1] == 0 and se[0] > 0
+    assert elo[0] == pytest.approx(200 + 400 * np.log10(30.5 / 10.5), abs=1e-6)

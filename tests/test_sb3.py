@@ -49,11 +49,12 @@ def trained(example, tmp_path_factory) -> Path:
 
 
 @needs_sb3
+@pytest.mark.learning
 def test_maskable_ppo_beats_random_after_brief_training(trained: Path) -> None:
     # training is seeded and stopped by steps: +0.48 [+0.30, +0.66] here
     res = evaluate(f"sb3:{trained}", "random", hands=400, seed=3, matches=0)
-    margin = res["points_per_hand"]
-    assert margin["margin"] > 0.2 and margin["ci95"][0] > 0, margin
+    margin = res.points_per_hand
+    assert margin.margin > 0.2 and margin.ci95[0] > 0, margin
 
 
 @needs_sb3

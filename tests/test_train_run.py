@@ -16,6 +16,7 @@ import torch
 
 import agents
 from agents.evaluate import evaluate
+from scopa_env.rules import make_rules
 from scopa_env.vector import VectorScopaEnv
 from scopa_policy.agent import PolicyAgent, load_policy_agent
 from scopa_policy.network import NetConfig, PolicyNet
@@ -58,7 +59,7 @@ def test_smoke_config_writes_events_checkpoints_and_evaluations(tmp_path: Path) 
     for path in (run, run / "checkpoints" / "best.pt", run / "policy.pt"):
         agent = agents.make_agent(f"ckpt:{path}", seed=0)
         res = evaluate(agent, "random", hands=4, seed=3)
-        assert res["hands"] == 4
+        assert res.hands == 4
 
 
 def test_rollout_returns_are_each_seats_hand_margin() -> None:
@@ -124,6 +125,7 @@ def test_sigterm_saves_a_checkpoint_and_exits_cleanly(tmp_path: Path) -> None:
     assert 0 < ck["counters"]["update"] < 1000
 
 
+@pytest.mark.learning
 def test_short_run_improves_against_random(tmp_path: Path) -> None:
     cfg = load_config(SMOKE, [
         f"runs_dir={tmp_path}", "seed=3", "eval_every_steps=0", "checkpoint_every_steps=0",
@@ -136,9 +138,9 @@ def test_short_run_improves_against_random(tmp_path: Path) -> None:
     t.train()
     before = evaluate(PolicyAgent(initial), "random", hands=150, seed=11)
     after = evaluate(PolicyAgent(t.net), "random", hands=150, seed=11)
-    gain = after["points_per_hand"]["margin"] - before["points_per_hand"]["margin"]
-    assert gain > 0.4, (before["points_per_hand"], after["points_per_hand"])
-    assert after["points_per_hand"]["ci95"][0] > 0
+    gain = after.points_per_hand.margin - before.points_per_hand.margin
+    assert gain > 0.4, (before.points_per_hand, after.points_per_hand)
+    assert after.points_per_hand.ci95[0] > 0
 
 
 @pytest.mark.skipif(not (ROOT / "scopa_policy" / "pretrained" / "default.pt").is_file(),
@@ -147,8 +149,8 @@ def test_pretrained_agent_loads() -> None:
     agent = agents.make_agent("pretrained", seed=0)
     assert agent.spec == "pretrained"
     res = evaluate(agent, "random", hands=8, seed=1)
-    assert res["points_per_hand"]["margin"] > 0
-    assert load_policy_agent(None).net.cfg.hidden_size > 0
+    assert res.points_per_hand.margin > 0
+    assert load_policy_agent(None).policy(make_rules()).net.cfg.hidden_size > 0
 
 
 def test_numpy_scorer_matches_the_network() -> None:

@@ -10,7 +10,6 @@ the options of rules.md.
 from __future__ import annotations
 
 import json
-import time
 from typing import Any
 
 import numpy as np
@@ -18,7 +17,8 @@ import pytest
 
 from scopa_env import raw_env
 from scopa_env.cards import mask_of
-from scopa_env.game import GameState, IllegalMoveError, apply, new_match
+from scopa_env.episode import hand_end
+from scopa_env.game import GameState, IllegalMoveError, apply, needs_redeal, new_match
 from scopa_env.moves import N_ACTIONS, legal_actions
 from scopa_env.observation import encode, info_set
 from scopa_env.records import MatchRecorder, load_and_verify, verify_record
@@ -32,18 +32,9 @@ def expected_rewards(res: Any, state: GameState, reward: str, episode: str
     p = state.rules.players
     if res.hand is None:
         return [0.0] * p, False
-    done = res.match_over or episode == "hand"
-    totals = [e["points"]["total"] for e in res.hand.score]
-    if reward == "points":
-        team = [totals[0] - totals[1], totals[1] - totals[0]]
-    elif res.match_over:
-        team = [1.0 if state.winner == t else -1.0 for t in (0, 1)]
-    elif done:
-        m = float(np.sign(totals[0] - totals[1]))
-        team = [m, -m]
-    else:
-        team = [0.0, 0.0]
-    return [float(team[s % 2]) for s in range(p)], done
+    done, team = hand_end(reward, episode, [e["points"]["total"] for e in res.hand.score],
+                          res.match_over, state.winner)
+    return [team[s % 2] for s in range(p)], done
 
 
 class Mirror:
@@ -376,6 +367,21 @@ def test_explicit_decks() -> None:
         env.set_next_decks([0], [others[:6] + kings[:3] + others[6:] + kings[3:]])
 
 
+def test_fast_shuffle_redeals_as_the_engine_rule() -> None:
+    """The fast shuffle's array form of the three-kings rule redeals exactly the deal
+    orders that ``game.needs_redeal`` redeals: the deck dealt never needs one, the
+    attempt before it (when there was one) did."""
+    rules = make_rules("scopa", table_size=10)  # many kings on the table: many redeals
+    env = VectorScopaEnv(512, rules=rules, seed=4, records=False)
+    redealt = np.flatnonzero(env.redeals)
+    assert len(redealt) > 10
+    for i in range(env.num_envs):
+        assert not needs_redeal(tuple(env.decks[i].tolist()), rules)
+    before = hash_decks(env.match_seeds[redealt], env.hand_index[redealt],
+                        env.redeals[redealt] - 1)
+    assert all(needs_redeal(tuple(d.tolist()), rules) for d in before)
+
+
 def test_seeds_are_deterministic_per_game() -> None:
     a = VectorScopaEnv(8, seed=42)
     b = VectorScopaEnv(16, seed=42)
@@ -409,15 +415,3 @@ def test_options_and_errors() -> None:
             VectorScopaEnv(2, **bad)
     with pytest.raises(ValueError):
         VectorScopaEnv(0)
-
-
-def test_throughput_smoke() -> None:
-    """The batched step is vectorised: 256 games step far faster than the engine."""
-    env = VectorScopaEnv(256, seed=0, records=False)
-    rng = np.random.default_rng(0)
-    t = time.perf_counter()
-    for _ in range(40):
-        env.observe()
-        pick = (rng.random(256) * env.legal_count).astype(np.int64)
-        env.step(env.legal_ids[np.arange(256), pick])
-    assert 256 * 40 / (time.perf_counter() - t) > 20_000
