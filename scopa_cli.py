@@ -8,6 +8,7 @@ only when a subcommand needs them (``scopa eval`` and ``scopa ladder`` live in
 from __future__ import annotations
 
 import argparse
+import select
 import sys
 from collections.abc import Sequence
 from typing import Any
@@ -153,6 +154,20 @@ def cmd_verify(args: argparse.Namespace) -> int:
     return 0
 
 
+def _ask(prompt: str) -> str:
+    """``input(prompt)`` that Ctrl-C always interrupts: it waits for input in short
+    ``select`` calls, because the signal may land on a helper thread (numpy's OpenBLAS
+    starts one), which would leave a blocking read in the main thread waiting forever."""
+    print(prompt, end="", flush=True)
+    try:
+        fd: int | None = sys.stdin.fileno()
+    except (AttributeError, OSError, ValueError):  # no real stdin (e.g. replaced in tests)
+        fd = None
+    while fd is not None and not select.select([fd], [], [], 0.25)[0]:
+        pass  # each wake-up lets Python raise a pending KeyboardInterrupt
+    return input()
+
+
 def cmd_play(args: argparse.Namespace) -> int:
     """Play a match in the terminal against agents."""
     from agents import make_agent
@@ -180,7 +195,7 @@ def cmd_play(args: argparse.Namespace) -> int:
             action = None
             while action is None:
                 try:
-                    raw = input("your move (number or text, q to quit): ").strip()
+                    raw = _ask("your move (number or text, q to quit): ").strip()
                 except EOFError:
                     print("\nscopa play: input ended: match abandoned", file=sys.stderr)
                     return 1

@@ -25,7 +25,7 @@ from agents.evaluate import evaluate  # noqa: E402
 from agents.ladder import ladder, pairs_markdown, ratings_markdown  # noqa: E402
 from agents.results import EvalResult  # noqa: E402
 
-SPECS = ["random", "greedy", "expert", "pimc"]  # pimc = pimc:worlds=12,depth=5
+SPECS = ["random", "greedy", "expert", "pimc", "pretrained"]  # pimc = pimc:worlds=12,depth=5
 
 
 def timing(players: int, hands: int, seed: int) -> dict:
