@@ -33,6 +33,8 @@ import multiprocessing as mp
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass
 from typing import Any
 
@@ -40,6 +42,7 @@ import numpy as np
 
 from scopa_env.commands import (
     Parser,
+    ignore_interrupts,
     non_negative_int,
     positive_int,
     run,
@@ -58,6 +61,11 @@ from .results import Category, EvalResult, Matches, PointsPerHand, Timing
 from .stats import mean_ci, quantiles_ms, wilson
 
 UNIT = 8
+POOL_RESTARTS = 3  # fresh worker pools after workers died, before giving up
+
+
+class WorkersDiedError(ValueError):
+    """The evaluation's worker processes kept dying (a one-line error at the CLI)."""
 CATEGORIES = ("carte", "denari", "settebello", "primiera", "scope", "re_bello", "napola")
 
 AgentLike = str | Agent | Callable[[int], Agent]
@@ -237,13 +245,6 @@ def play_unit(job: UnitJob) -> UnitResult:
     return UnitResult(kind, unit, index, a_team, results, times, choice_times, cpu_times)
 
 
-def _ignore_sigint() -> None:
-    """Workers leave Ctrl-C to the parent, which stops them (no traceback from each)."""
-    import signal
-
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-
-
 def evaluate(spec_a: AgentLike, spec_b: AgentLike, *, hands: int, seed: int,
              rules: str | Rules = "scopa", players: int | None = 2, workers: int = 1,
              options: dict[str, Any] | None = None, progress: bool = False,
@@ -316,9 +317,35 @@ def run_units(jobs: Sequence[UnitJob], workers: int, backend: str = "local"
         for job in jobs:
             yield play_unit(job)
         return
+    yield from _run_in_pool(list(jobs), workers)
+
+
+def _run_in_pool(jobs: list[UnitJob], workers: int) -> Iterator[UnitResult]:
+    """``play_unit`` over ``workers`` processes (which leave Ctrl-C to this one). A worker
+    that dies (killed, out of memory) breaks the pool: the units not finished yet are
+    played again in a fresh pool (a unit is deterministic, and each finished one is
+    yielded once), up to ``POOL_RESTARTS`` times, then a one-line error."""
     ctx = mp.get_context("spawn")
-    with ctx.Pool(min(workers, len(jobs)), initializer=_ignore_sigint) as pool:
-        yield from pool.imap_unordered(play_unit, jobs)
+    restarts = 0
+    while jobs:
+        pool = ProcessPoolExecutor(min(workers, len(jobs)), mp_context=ctx,
+                                   initializer=ignore_interrupts)
+        futures = {pool.submit(play_unit, job): job for job in jobs}
+        try:
+            for fut in as_completed(futures):
+                out = fut.result()
+                jobs.remove(futures[fut])
+                yield out
+        except BrokenProcessPool:
+            restarts += 1
+            if restarts > POOL_RESTARTS:
+                raise WorkersDiedError(f"evaluation worker processes died {restarts} times "
+                                   f"(out of memory or killed?); {len(jobs)} unit(s) of "
+                                   f"work unplayed") from None
+        finally:  # on any exit (an error, Ctrl-C, the caller stopping) end the workers now
+            for proc in list(getattr(pool, "_processes", {}).values()):
+                proc.terminate()
+            pool.shutdown(wait=True, cancel_futures=True)
 
 
 def summarise(outs: Sequence[UnitResult], *, spec_a: AgentLike, spec_b: AgentLike,

@@ -257,6 +257,7 @@ class RolloutCollector:
         per_game: dict[int | str, Any] = {}  # baselines without a batched form
         # the learner seat whose reward is reported for each game (lowest learner seat)
         report_seat = np.argmax(learner, axis=1)
+        report_team = report_seat % 2
         store = _Store(n * steps, OBS_DIM)
         last = np.full((n, p), -1, np.int64)  # open decision of each (game, seat)
         stats = RolloutStats()
@@ -298,7 +299,7 @@ class RolloutCollector:
             stats.env_steps += n
             rewards = credit_rewards(store, last, out, self.reward_scale)
             ep_return += rewards[rows, report_seat]
-            tally(stats, out, kinds_arr, report_seat % 2, ep_return)
+            tally(stats, out, kinds_arr, report_team, ep_return)
         batch = store.finish(gamma, lam)
         stats.seconds = time.perf_counter() - t0
         return batch, stats

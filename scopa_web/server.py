@@ -213,26 +213,10 @@ class Handler(BaseHTTPRequestHandler):
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (base signature)
         pass  # quiet: errors are answered to the browser, crashes printed in _handle
 
-    def do_GET(self) -> None:
-        self._handle("GET")
+    def _dispatch(self) -> None:
+        self._handle(self.command)  # the request's method, parsed by the base class
 
-    def do_POST(self) -> None:
-        self._handle("POST")
-
-    def do_PUT(self) -> None:
-        self._handle("PUT")
-
-    def do_DELETE(self) -> None:
-        self._handle("DELETE")
-
-    def do_HEAD(self) -> None:
-        self._handle("HEAD")
-
-    def do_PATCH(self) -> None:
-        self._handle("PATCH")
-
-    def do_OPTIONS(self) -> None:
-        self._handle("OPTIONS")
+    do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = do_OPTIONS = _dispatch
 
     def send_error(self, code: int, message: str | None = None,
                    explain: str | None = None) -> None:
