@@ -20,8 +20,25 @@ $(VENV)/.installed: $(BIN)/activate pyproject.toml
 
 install: $(VENV)/.installed
 
+# the recipe of the shipped 2-player weights, two resumable stages: PPO from scratch
+# (configs/default.yaml, run runs/stage1-*), then PPO from stage 1's policy with the exact
+# last-deal teacher (configs/finetune.yaml). A stopped stage 1 is resumed with
+# `train.py --resume RUN`, then `make train` again runs stage 2 from it. With
+# CONFIG=FILE, `make train` runs that one config instead.
 train: install
+ifeq ($(origin CONFIG),command line)
 	$(BIN)/python train.py --config $(CONFIG)
+else
+	@run=$$(ls -d runs/stage1-* 2>/dev/null | tail -n 1); \
+	if [ -z "$$run" ] || { [ ! -f "$$run/checkpoints/final.pt" ] && [ ! -f "$$run/checkpoints/latest.pt" ]; }; then \
+	  $(BIN)/python train.py --config configs/default.yaml --set name=stage1 || exit $$?; \
+	  run=$$(ls -d runs/stage1-* | tail -n 1); \
+	fi; \
+	if [ ! -f "$$run/checkpoints/final.pt" ]; then \
+	  echo "stage 1 ($$run) has not finished: $(BIN)/python train.py --resume $$run, then make train"; exit 1; \
+	fi; \
+	$(BIN)/python train.py --config configs/finetune.yaml --set init_from=$$run/policy.pt
+endif
 
 test: install
 	$(BIN)/python -m pytest -q
@@ -43,7 +60,7 @@ bench-train: install
 
 # the leaderboard in docs/ladder/ (README.md, ladder.md, CSV, JSON, PNG): every built-in
 # agent, LADDER_HANDS paired deals per pair; pairs already played are reused
-LADDER_AGENTS ?= random greedy expert pimc pretrained
+LADDER_AGENTS ?= random greedy expert pimc pretrained pretrained:endgame=exact
 LADDER_HANDS ?= 2000
 ladder: install
 	$(BIN)/scopa ladder $(LADDER_AGENTS) --hands $(LADDER_HANDS) --seed 2026 --workers 2 --out docs/ladder

@@ -7,7 +7,9 @@ Agents are named by spec strings everywhere (CLI, configs, records):
 - ``expert``: rule-of-thumb player (card counting, no cheap scopa, sevens, last capture);
 - ``pimc`` / ``pimc:worlds=12,depth=5``: perfect-information Monte Carlo search;
 - ``ckpt:PATH``: a trained policy (checkpoint file or run directory);
-- ``pretrained``: the shipped trained policy;
+- ``pretrained``: the shipped trained policy (the network alone);
+- ``pretrained:endgame=exact``: the same network, with the last deal of a 2-player
+  hand (deck empty, every card known) played exactly (``agents.endgame``);
 - ``sb3:PATH``: a Stable-Baselines3 ``MaskablePPO`` model trained on ``scopa/Scopa-v0``
   (``agents.gym_env``; needs ``pip install -e .[sb3]``);
 - ``py:package.module:ATTR`` / ``py:path/to/file.py:ATTR`` (``,name=value`` parameters
@@ -32,8 +34,10 @@ from .pimc import PIMCAgent
 
 AGENTS: dict[str, type[BaseAgent]] = {
     cls.name: cls for cls in (RandomAgent, GreedyAgent, ExpertAgent, PIMCAgent)}
+ENDGAME_MODES = ("net", "exact")  # pretrained:endgame=... (scopa_policy.agent)
 LEARNED = {"ckpt": "ckpt:PATH  (a trained policy: checkpoint file or run directory)",
-           "pretrained": "pretrained  (the shipped trained policy)",
+           "pretrained": "pretrained[:endgame=exact]  (the shipped trained policy; "
+                         "endgame=exact: the last deal of a 2-player hand played exactly)",
            "sb3": "sb3:PATH  (a Stable-Baselines3 MaskablePPO model zip, pip install -e .[sb3])"}
 
 
@@ -69,9 +73,14 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
             raise ValueError(f"agent spec '{name}:' needs a path: {name}:PATH")
         return name, {"path": rest.strip()}
     if name == "pretrained":
-        if rest.strip():
-            raise ValueError(f"agent 'pretrained' takes no parameters, got {spec!r}")
-        return name, {}
+        params = {}
+        for item in filter(None, (x.strip() for x in rest.split(","))):
+            key, _, raw = (x.strip() for x in item.partition("="))
+            if key != "endgame" or raw not in ENDGAME_MODES:
+                raise ValueError(f"agent 'pretrained' takes one parameter, endgame="
+                                 f"{'|'.join(ENDGAME_MODES)}; got {item!r} in {spec!r}")
+            params[key] = raw
+        return name, params
     if name not in AGENTS:
         plugin = plugins.resolve(spec, set(AGENTS) | set(LEARNED))
         if plugin is not None:
@@ -113,7 +122,8 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
         except ImportError as e:
             raise ValueError(f"agent spec {spec!r} needs scopa_policy (trained policies, "
                              f"with torch), which could not be imported: {e}") from e
-        return learned.load_policy_agent(params.get("path"), seed=seed)
+        return learned.load_policy_agent(params.get("path"), seed=seed,
+                                         endgame=params.get("endgame", "net"))
     if name not in AGENTS:  # py: or entry point
         obj, params = plugins.resolve(spec, set(AGENTS) | set(LEARNED))  # type: ignore[misc]
         return plugins.build(spec, obj, params, seed)

@@ -65,7 +65,7 @@ def run_pairs(specs: Sequence[str], *, hands: int, seed: int, out: Path, rules: 
         path = pairs_dir / f"{i:02d}-{_slug(a)}__{j:02d}-{_slug(b)}.json"
         params = {"a": a, "b": b, "hands": hands, "seed": seed, "rules": rules,
                   "players": players, "options": options or {}, "matches": matches,
-                  "protocol": PROTOCOL}
+                  "protocol": PROTOCOL, **_fingerprints(a, b)}
         cached = _cached(path, params)
         if cached is not None:
             results.append(cached)
@@ -83,6 +83,18 @@ def run_pairs(specs: Sequence[str], *, hands: int, seed: int, out: Path, rules: 
                   f"points/hand ({res.elapsed_s:.0f} s)", file=log)
         results.append(res)
     return results
+
+
+def _fingerprints(*specs: str) -> dict[str, Any]:
+    """``{"weights": {spec: digest}}`` for the specs whose agents can change under the
+    same name (learned agents have a ``fingerprint()``: retrained or re-shipped weights),
+    so that a cached pair of theirs is replayed; empty when none can."""
+    digests = {}
+    for spec in specs:
+        fp = getattr(build_agent(spec, 0), "fingerprint", None)
+        if callable(fp):
+            digests[spec] = fp()
+    return {"weights": digests} if digests else {}
 
 
 def _cached(path: Path, params: dict[str, Any]) -> EvalResult | None:

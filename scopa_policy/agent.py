@@ -14,6 +14,7 @@ refuses, with a message naming the rule sets it has, a game it has no weights fo
 
 from __future__ import annotations
 
+import hashlib
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,8 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents import ENDGAME_MODES
+from agents.endgame import EndgameSolver, position_from_obs
 from scopa_env.observation import InfoSet, encode_info
 from scopa_env.rules import Rules
 
@@ -34,21 +37,44 @@ _ANY_VALUE = frozenset({"name", "target_score"})
 
 
 class PolicyAgent:
-    """A policy network as an agent: ``act(info)`` -> one of ``info.legal_actions``."""
+    """A policy network as an agent: ``act(info)`` -> one of ``info.legal_actions``.
+
+    ``endgame="exact"``: in the last deal of a 2-player hand (deck empty: the unseen
+    cards are the other hand, nothing is hidden), play a move of best exact value
+    (``agents.endgame``), the network choosing among equally good ones; elsewhere, and
+    with ``endgame="net"`` (the default), the network alone."""
 
     def __init__(self, net: PolicyNet, spec: str = "policy", seed: int | None = None,
-                 sample: bool = False, meta: dict[str, Any] | None = None) -> None:
+                 sample: bool = False, meta: dict[str, Any] | None = None,
+                 endgame: str = "net") -> None:
+        if endgame not in ENDGAME_MODES:
+            raise ValueError(f"endgame must be one of {', '.join(ENDGAME_MODES)}, "
+                             f"got {endgame!r}")
         self.net = net.eval()
         self.scorer = net.numpy_scorer()
         self.spec = spec
         self.sample = sample
         self.meta = meta or {}
         self.rng = np.random.default_rng(seed)
+        self.endgame = endgame
+        self._solvers: dict[Rules, EndgameSolver] = {}
+
+    def _exact(self, info: InfoSet, logits: np.ndarray) -> np.ndarray:
+        """``logits`` with every move of less than the best exact value ruled out, for
+        a 2-player last-deal decision under ``endgame="exact"`` (else unchanged)."""
+        if self.endgame != "exact" or info.players != 2 or info.deck_count:
+            return logits
+        solver = self._solvers.get(info.rules)
+        if solver is None:
+            solver = self._solvers[info.rules] = EndgameSolver(info.rules)
+        values = np.asarray(solver.move_values(position_from_obs(encode_info(info)),
+                                               info.legal_actions))
+        return np.where(values == values.max(), logits, -np.inf)
 
     def _pick(self, legal: tuple[int, ...], logits: np.ndarray) -> int:
         if not self.sample:
             return int(legal[int(np.argmax(logits))])
-        p = np.exp(logits.astype(np.float64) - logits.max())
+        p = np.exp(logits.astype(np.float64) - logits.max())  # exp(-inf) = 0
         return int(legal[int(self.rng.choice(len(legal), p=p / p.sum()))])
 
     def act(self, info: InfoSet) -> int:
@@ -58,13 +84,40 @@ class PolicyAgent:
         if len(legal) == 1:
             return int(legal[0])
         logits = self.scorer.logits(encode_info(info), np.asarray(legal, np.int64))
-        return self._pick(legal, logits)
+        return self._pick(legal, self._exact(info, logits))
 
     def act_batch(self, infos: list[InfoSet]) -> list[int]:
-        """``act`` for each information set. One decision at a time on purpose: the
-        single-row products stay off OpenBLAS's thread pool, which on a busy machine
-        costs far more than it saves at these sizes."""
-        return [self.act(i) for i in infos]
+        """``act`` for each information set: the decisions with a choice are scored
+        together, in one set of products (the same numbers as one at a time)."""
+        out: list[int] = []
+        todo: list[int] = []
+        for k, info in enumerate(infos):
+            legal = info.legal_actions
+            if not legal:
+                raise ValueError(f"seat {info.seat} has no legal move to choose from")
+            out.append(int(legal[0]))
+            if len(legal) > 1:
+                todo.append(k)
+        if not todo:
+            return out
+        obs = np.stack([encode_info(infos[k]) for k in todo])
+        ids = np.concatenate([np.asarray(infos[k].legal_actions, np.int64) for k in todo])
+        count = np.array([len(infos[k].legal_actions) for k in todo])
+        logits = self.scorer.logits_flat(obs, ids, np.repeat(np.arange(len(todo)), count))
+        start = np.cumsum(count) - count
+        for j, k in enumerate(todo):
+            mine = self._exact(infos[k], logits[start[j]:start[j] + count[j]])
+            out[k] = self._pick(infos[k].legal_actions, mine)
+        return out
+
+    def fingerprint(self) -> str:
+        """A digest of the weights (and the endgame mode): a ladder replays a cached pair
+        when a spec's weights have changed."""
+        h = hashlib.sha256(self.endgame.encode())
+        for k, v in self.net.state_dict().items():
+            h.update(k.encode())
+            h.update(v.detach().cpu().numpy().tobytes())
+        return h.hexdigest()[:16]
 
     def value(self, info: InfoSet) -> float:
         """The network's estimate of the seat's (scaled) return from here."""
@@ -118,48 +171,76 @@ class PretrainedAgent:
     """The shipped ``pretrained`` agent: the policy trained for the rules of the game it
     plays (see ``pretrained_path``)."""
 
-    spec = "pretrained"
-
-    def __init__(self, seed: int | None = None, sample: bool = False) -> None:
-        self.seed, self.sample = seed, sample
+    def __init__(self, seed: int | None = None, sample: bool = False,
+                 endgame: str = "net") -> None:
+        if endgame not in ENDGAME_MODES:
+            raise ValueError(f"endgame must be one of {', '.join(ENDGAME_MODES)}, "
+                             f"got {endgame!r}")
+        self.seed, self.sample, self.endgame = seed, sample, endgame
+        self.spec = "pretrained" if endgame == "net" else f"pretrained:endgame={endgame}"
         self._agents: dict[Path, PolicyAgent] = {}
+        self._by_rules: dict[Rules, PolicyAgent] = {}
 
     def policy(self, rules: Rules) -> PolicyAgent:
         """The policy agent of the weights for ``rules`` (loaded once)."""
-        path = pretrained_path(rules)
-        agent = self._agents.get(path)
+        agent = self._by_rules.get(rules)
         if agent is None:
-            agent = self._agents[path] = _load(path, "pretrained", self.seed, self.sample)
+            path = pretrained_path(rules)
+            agent = self._agents.get(path)
+            if agent is None:
+                agent = self._agents[path] = _load(path, self.spec, self.seed, self.sample,
+                                                   self.endgame)
+            self._by_rules[rules] = agent
         return agent
 
     def check_rules(self, rules: Rules) -> None:
         """``CheckpointError`` unless there are weights for ``rules``."""
         pretrained_path(rules)
 
+    def fingerprint(self) -> str:
+        """A digest of every shipped weights file (and the endgame mode)."""
+        h = hashlib.sha256(self.endgame.encode())
+        for path, _ in shipped_weights():
+            h.update(path.name.encode())
+            h.update(path.read_bytes())
+        return h.hexdigest()[:16]
+
     def act(self, info: InfoSet) -> int:
         return self.policy(info.rules).act(info)
 
     def act_batch(self, infos: list[InfoSet]) -> list[int]:
-        return [self.act(i) for i in infos]
+        """``act`` for each information set, each rule set's decisions in one batch."""
+        groups: dict[Rules, list[int]] = {}
+        for k, info in enumerate(infos):
+            groups.setdefault(info.rules, []).append(k)
+        out = [0] * len(infos)
+        for rules, ks in groups.items():
+            for k, a in zip(ks, self.policy(rules).act_batch([infos[k] for k in ks]),
+                            strict=True):
+                out[k] = a
+        return out
 
     def __repr__(self) -> str:
-        return "<PretrainedAgent pretrained>"
+        return f"<PretrainedAgent {self.spec}>"
 
 
-def _load(path: str | Path, spec: str, seed: int | None, sample: bool) -> PolicyAgent:
+def _load(path: str | Path, spec: str, seed: int | None, sample: bool,
+          endgame: str = "net") -> PolicyAgent:
     ck = load_checkpoint(path)
     net = build_model(ck)
     meta = {k: ck[k] for k in ("rules", "counters", "config") if k in ck}
-    return PolicyAgent(net, spec=spec, seed=seed, sample=sample, meta=meta)
+    return PolicyAgent(net, spec=spec, seed=seed, sample=sample, meta=meta, endgame=endgame)
 
 
 def load_policy_agent(path: str | Path | None, seed: int | None = None,
-                      sample: bool = False) -> PolicyAgent | PretrainedAgent:
+                      sample: bool = False, endgame: str = "net"
+                      ) -> PolicyAgent | PretrainedAgent:
     """The agent of a checkpoint file or run directory; ``None``: the shipped
-    ``pretrained`` agent (the weights for each game's rules)."""
+    ``pretrained`` agent (the weights for each game's rules). ``endgame="exact"``: the
+    last deal of a 2-player hand is played exactly (``PolicyAgent``)."""
     if path is None:
-        return PretrainedAgent(seed=seed, sample=sample)
-    return _load(path, f"ckpt:{path}", seed, sample)
+        return PretrainedAgent(seed=seed, sample=sample, endgame=endgame)
+    return _load(path, f"ckpt:{path}", seed, sample, endgame)
 
 
 __all__ = ["PolicyAgent", "PretrainedAgent", "load_policy_agent", "pretrained_path",

@@ -3,12 +3,13 @@
 An MLP encodes the 216-float observation (the value head reads the embedding); a
 small MLP scores ``(embedding, move features)`` for every legal move
 (``scopa_policy.features``). The policy is a softmax over the legal ids only.
-``NumpyScorer`` is the same network in numpy, for agents that play one move at a time.
+``NumpyScorer`` is the same network in numpy, for agents that play without torch.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cache
 from typing import Any
 
 import numpy as np
@@ -96,14 +97,31 @@ class PolicyNet(nn.Module):
         return NumpyScorer(self)
 
 
+@cache
+def _blas_threads() -> Any:
+    """The process's thread pools (``threadpoolctl``), found once; kept out of the
+    scorer, which agents copy and send to worker processes."""
+    from threadpoolctl import ThreadpoolController
+
+    return ThreadpoolController()
+
+
 class NumpyScorer:
-    """The policy logits of one decision in numpy (same numbers as ``PolicyNet``, a
-    fraction of torch's per-call overhead): what the agent uses to play."""
+    """The policy logits in numpy (the network's numbers, in float64), for agents that
+    play without torch's per-call overhead: many decisions in one set of products
+    (``logits_flat``), or one (``logits``), by the same code.
+
+    float64 keeps the choice independent of the batch: the products of one row alone
+    and of a batch round differently, by about 1e-13 here, against about 1e-5 in
+    float32, which could tip a near tie one way in a batch and the other alone. The
+    products of a batch run on one BLAS thread (``threadpoolctl``): at these sizes a
+    pool of threads costs far more than it saves, above all on a busy machine (the
+    products of one row stay on the calling thread anyway)."""
 
     def __init__(self, net: PolicyNet) -> None:
         def wb(layer: nn.Linear) -> tuple[np.ndarray, np.ndarray]:
-            return (layer.weight.detach().cpu().numpy().T.copy(),
-                    layer.bias.detach().cpu().numpy().copy())
+            return (layer.weight.detach().cpu().double().numpy().T.copy(),
+                    layer.bias.detach().cpu().double().numpy().copy())
 
         self.encoder = [wb(m) for m in net.encoder if isinstance(m, nn.Linear)]
         self.state = wb(net.score_state)
@@ -118,15 +136,25 @@ class NumpyScorer:
             h = np.maximum(h @ w + b, 0)
         return h
 
-    def logits(self, obs: np.ndarray, ids: np.ndarray, emb: np.ndarray | None = None
-               ) -> np.ndarray:
-        """Logits (L,) of the legal ids (L,) of one observation (216,)."""
-        h = self.embed(obs) if emb is None else emb
-        pre = (h @ self.state[0] + self.state[1])[None, :]
-        pre = pre + action_inputs_np(obs, ids) @ self.action[0] + self.action[1]
+    def logits_flat(self, obs: np.ndarray, ids: np.ndarray, row: np.ndarray) -> np.ndarray:
+        """Logits (M,) of the legal ids (M,) of B decisions, ``row`` (M,) naming each
+        id's decision in ``obs`` (B, 216)."""
+        feats = action_inputs_np(obs, ids, row)
+        if len(obs) == 1:  # products of one row: BLAS keeps them on this thread
+            return self._scores(obs, feats, row)
+        with _blas_threads().limit(limits=1, user_api="blas"):
+            return self._scores(obs, feats, row)
+
+    def _scores(self, obs: np.ndarray, feats: np.ndarray, row: np.ndarray) -> np.ndarray:
+        h = self.embed(np.asarray(obs, np.float64))
+        pre = (h @ self.state[0] + self.state[1])[row]
+        pre += feats @ self.action[0] + self.action[1]
         z = np.maximum(np.maximum(pre, 0) @ self.hidden[0] + self.hidden[1], 0)
         return (z @ self.out[0] + self.out[1])[:, 0]
 
+    def logits(self, obs: np.ndarray, ids: np.ndarray) -> np.ndarray:
+        """Logits (L,) of the legal ids (L,) of one observation (216,)."""
+        return self.logits_flat(np.atleast_2d(obs), ids, np.zeros(len(ids), np.int64))
 
 
 def count_parameters(net: nn.Module) -> int:

@@ -105,10 +105,20 @@ class TrainConfig:
     norm_adv: bool = _f(True, "normalise advantages per minibatch")
     target_kl: float = _f(0.0, "stop the epochs early when approx KL exceeds this (0 = off)",
                           lo=0)
+    endgame_coef: float = _f(0.0, "2 players: weight of the exact last-deal teacher. Once "
+                             "the deck is empty every card is known; the learner's "
+                             "decisions there are solved exactly (agents.endgame), their "
+                             "value targets become the exact values and the loss gains "
+                             "this weight times the policy's expected regret in points "
+                             "(0 = off)", lo=0, hi=100)
     # -- network --------------------------------------------------------------------
     hidden_size: int = _f(256, "observation encoder width", lo=8, hi=4096)
     hidden_layers: int = _f(2, "observation encoder depth", lo=1, hi=8)
     action_hidden: int = _f(128, "action scorer hidden width", lo=8, hi=4096)
+    init_from: str = _f("", "start a new run from these weights instead of a fresh "
+                        "initialisation: a checkpoint or policy file, or 'pretrained' "
+                        "(the shipped weights for the config's rules); its network shape "
+                        "must match the config's (empty = fresh)")
     # -- evaluation, checkpoints -------------------------------------------------------
     eval_every_steps: int = _f(500_000, "env steps between evaluations (0 = never)", lo=0)
     eval_hands: int = _f(200, "paired hands per evaluation opponent", lo=1)
@@ -245,6 +255,13 @@ def validate(cfg: TrainConfig) -> None:
     if cfg.ent_coef_final > cfg.ent_coef:
         raise ConfigError(f"config key 'ent_coef_final' ({cfg.ent_coef_final}) must not exceed "
                           f"'ent_coef' ({cfg.ent_coef})")
+    if cfg.endgame_coef > 0 and (cfg.players != 2 or cfg.reward != "points"
+                                 or cfg.episode != "hand"):
+        raise ConfigError("config key 'endgame_coef' needs players: 2, reward: points and "
+                          "episode: hand (the exact last-deal values are hand points "
+                          "margins, and only 2-player seats know every card once the deck "
+                          f"is empty); got players={cfg.players}, reward={cfg.reward!r}, "
+                          f"episode={cfg.episode!r}")
     unknown = sorted(map(str, set(cfg.rules_options) - set(OPTION_NAMES) - {"name", "players"}))
     if unknown:
         raise ConfigError(f"config key 'rules_options' has unknown rules option(s) "

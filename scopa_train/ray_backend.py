@@ -57,7 +57,10 @@ class RolloutWorker:
         self.env = VectorScopaEnv(games, rules=cfg.rules, reward=cfg.reward,
                                   episode=cfg.episode, seed=cfg.seed, records=False,
                                   **cfg.rules_kwargs)
-        self.collector = RolloutCollector(self.env, cfg.reward_scale, make_baseline, batched)
+        from .trainer import make_teacher
+
+        self.collector = RolloutCollector(self.env, cfg.reward_scale, make_baseline, batched,
+                                          teacher=make_teacher(cfg))
         self.nets: dict[str, PolicyNet] = {}
 
     def pid(self) -> int:

@@ -23,18 +23,24 @@ def load_evaluations(run_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
-def plot_curve(run_dir: Path, out: Path, opponents: tuple[str, ...] = ("greedy", "expert"),
-               marks: list[tuple[float, str]] | None = None) -> Path:
-    """Margin (points per hand, 95% band) against each opponent over wall-clock minutes."""
+def plot_curve(run_dir: Path, out: Path, opponents: tuple[str, ...] | None = None,
+               marks: list[tuple[float, str]] | None = None, after_minutes: float = 0.0
+               ) -> Path:
+    """Margin (points per hand, 95% band) against each opponent (default: every one the
+    run evaluated against but ``random``) over wall-clock minutes; ``after_minutes``:
+    training time spent before this run (an earlier stage it started from)."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     evals = load_evaluations(run_dir)
+    if opponents is None:
+        opponents = tuple(dict.fromkeys(spec for e in evals for spec in e["margins"]
+                                        if spec != "random"))
     fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
     for spec in opponents:
-        pts = [(e["wall_seconds"] / 60, e["margins"][spec]) for e in evals
+        pts = [(after_minutes + e["wall_seconds"] / 60, e["margins"][spec]) for e in evals
                if spec in e["margins"]]
         if not pts:
             continue
@@ -51,13 +57,13 @@ def plot_curve(run_dir: Path, out: Path, opponents: tuple[str, ...] = ("greedy",
                     textcoords="offset points", fontsize=7)
     ax.set_xlabel("training wall-clock (minutes, 2-core machine)")
     ax.set_ylabel("margin (points per hand)")
-    hands = evals[-1]["margins"][opponents[0]]["hands"] if evals else 0
+    hands = evals[-1]["margins"][opponents[0]]["hands"] if evals and opponents else 0
     import yaml
     cfg_file = Path(run_dir) / "config.yaml"
     cfg = yaml.safe_load(cfg_file.read_text()) if cfg_file.is_file() else {}
     what = f"config {cfg.get('name', '?')}, {cfg.get('players', 2)} players"
-    ax.set_title(f"PPO self-play, {what}: margin over training ({hands} paired hands, "
-                 f"95% CI)", fontsize=9)
+    stage = f" (from minute {after_minutes:.0f}: an earlier stage)" if after_minutes else ""
+    ax.set_title(f"{what}{stage}: margin, {hands} paired hands, 95% CI", fontsize=9)
     ax.legend()
     ax.grid(alpha=0.3)
     fig.tight_layout()
@@ -123,6 +129,10 @@ def main(argv: list[str] | None = None) -> int:
     c.add_argument("out", type=Path)
     c.add_argument("--mark", action="append", default=[], metavar="MINUTES:LABEL",
                    help="a dashed vertical line (e.g. where a run was resumed)")
+    c.add_argument("--against", nargs="+", default=None,
+                   help="evaluation opponents to plot (default: all but random)")
+    c.add_argument("--after-minutes", type=float, default=0.0,
+                   help="training minutes before this run (the stage it started from)")
     s = sub.add_parser("strength")
     s.add_argument("ckpt")
     s.add_argument("--against", nargs="+", default=["random", "greedy", "expert"])
@@ -138,7 +148,9 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     if args.cmd == "curve":
         marks = [(float(m.split(":", 1)[0]), m.split(":", 1)[1]) for m in args.mark]
-        print(plot_curve(args.run_dir, args.out, marks=marks))
+        against = tuple(args.against) if args.against else None
+        print(plot_curve(args.run_dir, args.out, against, marks=marks,
+                         after_minutes=args.after_minutes))
     elif args.cmd == "strength":
         res = strength(args.ckpt, args.against, args.hands, args.seed, args.workers)
         if args.json:

@@ -21,7 +21,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import numpy as np
 import torch
@@ -32,6 +32,16 @@ from scopa_policy.features import Candidates
 from scopa_policy.network import PolicyNet
 
 SELF, PAST = "self", "past"
+
+
+class Teacher(Protocol):
+    """Exact move values for some decisions (``agents.endgame.EndgameSolver``)."""
+
+    def label_moves(self, obs: np.ndarray, ids: np.ndarray, valid: np.ndarray
+                    ) -> np.ndarray: ...
+
+    def clear(self) -> None: ...
+
 
 # (kind, env, games, rng) -> the baseline's catalogue ids for the seat to move in games,
 # or None where the kind has no batched form (then per-game agents play)
@@ -55,6 +65,11 @@ class Batch:
     values: torch.Tensor  # (T,)
     advantages: torch.Tensor  # (T,)
     returns: torch.Tensor  # (T,)
+    # the exact teacher's targets (``endgame_coef``): decisions of the last deal of a
+    # 2-player hand with a choice are ``taught``; ``move_regret`` (M,) is each of their
+    # moves' loss in hand points against the best one (0 for the best; 0 elsewhere)
+    taught: torch.Tensor  # (T,) bool
+    move_regret: torch.Tensor  # (M,)
 
     def __len__(self) -> int:
         return int(self.obs.shape[0])
@@ -62,6 +77,15 @@ class Batch:
     def candidates(self, idx: torch.Tensor) -> Candidates:
         """The legal moves of decisions ``idx`` (a minibatch)."""
         return Candidates.gather(self.feats, self.move_start[idx], self.move_count[idx])
+
+    def padded(self, per_move: torch.Tensor, idx: torch.Tensor, cand: Candidates
+               ) -> torch.Tensor:
+        """A per-move array (M,) for decisions ``idx`` laid out like their logits
+        (len(idx), cand.width), zeros where a decision has fewer moves."""
+        out = torch.zeros((len(idx), cand.width), dtype=per_move.dtype,
+                          device=per_move.device)
+        out[cand.row, cand.col] = per_move[self.move_start[idx][cand.row] + cand.col]
+        return out
 
     def to(self, device: torch.device) -> Batch:
         return Batch(**{k: v.to(device) for k, v in self.__dict__.items()})
@@ -73,6 +97,7 @@ class RolloutStats:
     seconds: float = 0.0
     policy_seconds: float = 0.0  # move features + policy forward (learner and past)
     opponent_seconds: float = 0.0  # baseline agents choosing moves
+    teacher_seconds: float = 0.0  # the exact teacher solving the learner's last deals
     episodes: int = 0
     # per opponent kind: learner side's (own points, other points) per finished hand
     hand_points: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
@@ -95,26 +120,44 @@ class _Store:
         self.next_idx = np.full(capacity, -1, np.int64)
         self.next_value = np.zeros(capacity, np.float64)
         self.feats: list[torch.Tensor] = []
+        self.taught = np.zeros(capacity, bool)
+        self.best_value = np.zeros(capacity, np.float64)  # exact value of taught decisions
+        # (first move's row in the flat move store, exact values of the moves from there)
+        self.move_values: list[tuple[int, np.ndarray]] = []
+        self.m = 0  # moves stored
         self.step_ends: list[int] = []  # decisions stored after each rollout step
         self.n = 0
 
     def add(self, obs: np.ndarray, cand: Candidates, actions: np.ndarray,
-            logprobs: np.ndarray, values: np.ndarray) -> np.ndarray:
+            logprobs: np.ndarray, values: np.ndarray,
+            move_values: np.ndarray | None = None) -> np.ndarray:
+        """Store k decisions; ``move_values`` (M,): the exact teacher's value of each
+        move in points (NaN for decisions it does not teach)."""
         k = len(actions)
         sl = slice(self.n, self.n + k)
         self.obs[sl], self.actions[sl] = obs, actions
         self.logprobs[sl], self.values[sl] = logprobs, values
         self.move_count[sl] = np.bincount(cand.row.numpy(), minlength=k)
         self.feats.append(cand.feats)
+        if move_values is not None:
+            self.move_values.append((self.m, move_values))
+            row = cand.row.numpy()
+            taught = ~np.isnan(move_values)
+            self.taught[sl] = np.bincount(row[taught], minlength=k) > 0
+            best = np.full(k, -np.inf)
+            np.maximum.at(best, row[taught], move_values[taught])
+            self.best_value[sl] = np.where(self.taught[sl], best, 0.0)
         self.n += k
+        self.m += len(cand.row)
         return np.arange(sl.start, sl.stop)
 
     def end_step(self) -> None:
         self.step_ends.append(self.n)
 
-    def finish(self, gamma: float, lam: float) -> Batch:
+    def finish(self, gamma: float, lam: float, reward_scale: float = 1.0) -> Batch:
         """GAE over the streams, vectorised per rollout step: successors are always
-        stored at a later step, so steps are processed last to first."""
+        stored at a later step, so steps are processed last to first. A taught decision's
+        value target is its exact value (x ``reward_scale``) instead of the GAE return."""
         n = self.n
         values = self.values[:n].astype(np.float64)
         nonterminal = 1.0 - self.dones[:n]
@@ -127,6 +170,16 @@ class _Store:
                 adv[a:b] = delta[a:b] + gamma * lam * nonterminal[a:b] * adv[nxt[a:b]]
         adv = adv[:n]
         count = self.move_count[:n]
+        returns = adv + values
+        taught = self.taught[:n]
+        returns[taught] = self.best_value[:n][taught] * reward_scale
+        regret = np.zeros(self.m)
+        if self.move_values:
+            mv = np.full(self.m, np.nan)
+            for start, vals in self.move_values:
+                mv[start:start + len(vals)] = vals
+            best = self.best_value[:n][np.repeat(np.arange(n), count)]
+            regret = np.where(np.isnan(mv), 0.0, best - mv)
         return Batch(
             obs=torch.from_numpy(self.obs[:n]),
             feats=torch.cat(self.feats) if self.feats else torch.zeros((0, 0)),
@@ -136,7 +189,9 @@ class _Store:
             logprobs=torch.from_numpy(self.logprobs[:n].copy()),
             values=torch.from_numpy(self.values[:n].copy()),
             advantages=torch.from_numpy(adv.astype(np.float32)),
-            returns=torch.from_numpy((adv + values).astype(np.float32)))
+            returns=torch.from_numpy(returns.astype(np.float32)),
+            taught=torch.from_numpy(taught.copy()),
+            move_regret=torch.from_numpy(regret.astype(np.float32)))
 
 
 def policy_step(net: PolicyNet, obs: np.ndarray, ids: np.ndarray, valid: np.ndarray,
@@ -158,11 +213,12 @@ def policy_step(net: PolicyNet, obs: np.ndarray, ids: np.ndarray, valid: np.ndar
 
 def learner_moves(net: PolicyNet, store: _Store, last: np.ndarray, games: np.ndarray,
                   seats: np.ndarray, obs: np.ndarray, ids: np.ndarray, valid: np.ndarray,
-                  draining: bool) -> np.ndarray:
+                  draining: bool, teacher: Teacher | None = None) -> np.ndarray:
     """The learner's moves in ``games`` (``seats[j]`` to move in ``games[j]``), sampled
     from the policy. Each decision is the successor of the same seat's open one: it
     gives that one its next value and, unless ``draining`` (past the rollout's end, only
-    bootstrapping), is stored as the seat's new open decision."""
+    bootstrapping), is stored as the seat's new open decision, with the ``teacher``'s
+    exact move values where it has them."""
     choice, logp, value, cand = policy_step(net, obs[games], ids[games], valid[games])
     prev = last[games, seats]
     linked = prev >= 0
@@ -170,7 +226,9 @@ def learner_moves(net: PolicyNet, store: _Store, last: np.ndarray, games: np.nda
     if draining:
         last[games, seats] = -1
     else:
-        new = store.add(obs[games], cand, choice, logp, value)
+        taught = (None if teacher is None
+                  else teacher.label_moves(obs[games], ids[games], valid[games]))
+        new = store.add(obs[games], cand, choice, logp, value, taught)
         store.next_idx[prev[linked]] = new[linked]
         last[games, seats] = new
     return ids[games, choice]
@@ -232,8 +290,10 @@ class RolloutCollector:
     None for kinds it does not know, which then fall back to per-game agents."""
 
     def __init__(self, env: Any, reward_scale: float, make_baseline: Any,
-                 batched: BatchedBaseline | None = None) -> None:
+                 batched: BatchedBaseline | None = None, teacher: Teacher | None = None
+                 ) -> None:
         self.env = env
+        self.teacher = teacher  # exact move values for the learner's decisions it knows
         self.players: int = env.players
         self.reward_scale = reward_scale
         self.make_baseline = make_baseline  # (spec, seed) -> agent with .act(info)
@@ -279,8 +339,12 @@ class RolloutCollector:
             tp = time.perf_counter()
             li = np.flatnonzero(is_learner)
             if len(li):
+                taught_before = getattr(self.teacher, "seconds", 0.0)
                 actions[li] = learner_moves(net, store, last, li, seat[li], obs, ids, valid,
-                                            draining)
+                                            draining, self.teacher)
+                spent = getattr(self.teacher, "seconds", 0.0) - taught_before
+                stats.teacher_seconds += spent
+                tp += spent  # policy_seconds leaves the teacher out
             if not draining:
                 store.end_step()
             pi = np.flatnonzero(~is_learner & (kinds_arr == PAST))
@@ -300,7 +364,9 @@ class RolloutCollector:
             rewards = credit_rewards(store, last, out, self.reward_scale)
             ep_return += rewards[rows, report_seat]
             tally(stats, out, kinds_arr, report_team, ep_return)
-        batch = store.finish(gamma, lam)
+        batch = store.finish(gamma, lam, self.reward_scale)
+        if self.teacher is not None:
+            self.teacher.clear()
         stats.seconds = time.perf_counter() - t0
         return batch, stats
 

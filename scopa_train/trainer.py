@@ -39,6 +39,7 @@ from scopa_policy.checkpoint import (
     FORMAT,
     VERSION,
     CheckpointError,
+    build_model,
     clean_stale_temps,
     load_checkpoint,
     policy_checkpoint,
@@ -191,7 +192,17 @@ def make_collector(cfg: TrainConfig) -> Any:
     env = VectorScopaEnv(cfg.num_envs, rules=cfg.rules, reward=cfg.reward,
                          episode=cfg.episode, seed=cfg.seed, records=False,
                          **cfg.rules_kwargs)
-    return RolloutCollector(env, cfg.reward_scale, agents.make_agent, batched_baseline)
+    return RolloutCollector(env, cfg.reward_scale, agents.make_agent, batched_baseline,
+                            teacher=make_teacher(cfg))
+
+
+def make_teacher(cfg: TrainConfig) -> Any:
+    """The exact last-deal teacher when ``endgame_coef`` > 0 (else None)."""
+    if cfg.endgame_coef <= 0:
+        return None
+    from agents.endgame import EndgameSolver
+
+    return EndgameSolver(cfg.make_rules())
 
 
 def _to_cpu(obj: Any) -> Any:
@@ -407,7 +418,7 @@ class Trainer:
                            clip_coef=cfg.clip_coef, clip_vloss=cfg.clip_vloss,
                            ent_coef=ent_coef, vf_coef=cfg.vf_coef,
                            max_grad_norm=cfg.max_grad_norm, norm_adv=cfg.norm_adv,
-                           target_kl=cfg.target_kl)
+                           target_kl=cfg.target_kl, endgame_coef=cfg.endgame_coef)
         c.update += 1
         c.learner_samples += len(batch)
         if c.update % cfg.past_snapshot_every == 0 and PAST in cfg.opponents:
@@ -537,7 +548,14 @@ def update_scalars(rs: RolloutStats, us: UpdateStats, decisions: int, *, lr: flo
         "charts/decisions_per_rollout": decisions,
         "charts/updates": counters.update, "charts/wall_minutes": counters.wall_seconds / 60,
         "charts/past_pool_size": past_pool,
+        "charts/teacher_seconds": rs.teacher_seconds,
     }
+    if us.taught_fraction > 0:
+        scalars.update({
+            "endgame/taught_fraction": us.taught_fraction,
+            "endgame/expected_regret_points": us.endgame_loss,
+            "endgame/argmax_best_move_rate": us.endgame_best_move_rate,
+            "endgame/argmax_regret_points": us.endgame_regret_points})
     for kind, hands in rs.hand_points.items():
         own = np.array([h[0] for h in hands], np.float64)
         other = np.array([h[1] for h in hands], np.float64)
@@ -552,14 +570,32 @@ def update_scalars(rs: RolloutStats, us: UpdateStats, decisions: int, *, lr: flo
     return scalars
 
 
+def starting_weights(cfg: TrainConfig) -> dict[str, torch.Tensor]:
+    """The state dict named by ``init_from`` (a checkpoint or policy file, or
+    ``pretrained``: the shipped weights for the config's rules), loaded safely."""
+    from scopa_policy.agent import pretrained_path
+
+    path = pretrained_path(cfg.make_rules()) if cfg.init_from == "pretrained" else cfg.init_from
+    ck = load_checkpoint(path)
+    shape = {k: ck["net"][k] for k in ("hidden_size", "hidden_layers", "action_hidden")}
+    want = {"hidden_size": cfg.hidden_size, "hidden_layers": cfg.hidden_layers,
+            "action_hidden": cfg.action_hidden}
+    if shape != want:
+        raise ConfigError(f"config key 'init_from': {path} holds a network of shape {shape}, "
+                          f"the config asks for {want}")
+    return build_model(ck).state_dict()
+
+
 def start(cfg: TrainConfig, progress: bool = True, stop_after_updates: int | None = None,
           log: Callable[[str], None] = print,
           init_weights: dict[str, torch.Tensor] | None = None) -> dict[str, Any]:
     """A new run: ``runs/NAME-TIMESTAMP/`` with the resolved config, then train.
     ``init_weights``: the network's starting weights (a state dict of the config's shape;
-    default: a fresh initialisation)."""
+    default: those of ``init_from``, else a fresh initialisation)."""
     cfg.torch_device()  # a device that is not there fails before the run directory exists
     check_eval_opponents(cfg)
+    if init_weights is None and cfg.init_from:
+        init_weights = starting_weights(cfg)
     runs = Path(cfg.runs_dir)
     if runs.is_dir():  # earlier runs killed mid-save
         for old in sorted(runs.iterdir()):

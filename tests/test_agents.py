@@ -44,7 +44,8 @@ def test_specs_build_and_are_canonical():
     ("pimc:worlds", r"needs a value"),
     ("pimc:worlds=0", r"at least 1"),
     ("ckpt:", r"needs a path"),
-    ("pretrained:x=1", r"takes no parameters"),
+    ("pretrained:x=1", r"takes one parameter, endgame=net|exact"),
+    ("pretrained:endgame=deep", r"takes one parameter, endgame=net|exact"),
     ("", r"empty"),
 ])
 def test_bad_specs_name_what_exists(spec, message):
@@ -55,13 +56,15 @@ def test_bad_specs_name_what_exists(spec, message):
 def test_learned_specs_go_through_the_inference_layer(monkeypatch):
     calls = []
     fake = types.ModuleType("scopa_policy.agent")
-    fake.load_policy_agent = lambda path, seed=None: calls.append((path, seed)) or "agent"
+    fake.load_policy_agent = (lambda path, seed=None, endgame="net":
+                              calls.append((path, seed, endgame)) or "agent")
     monkeypatch.setitem(sys.modules, "scopa_policy.agent", fake)
     import scopa_policy
     monkeypatch.setattr(scopa_policy, "agent", fake, raising=False)
     assert make_agent("ckpt:runs/a/latest.pt", seed=5) == "agent"
     assert make_agent("pretrained", seed=6) == "agent"
-    assert calls == [("runs/a/latest.pt", 5), (None, 6)]
+    assert make_agent("pretrained:endgame=exact", seed=7) == "agent"
+    assert calls == [("runs/a/latest.pt", 5, "net"), (None, 6, "net"), (None, 7, "exact")]
 
 
 def test_missing_inference_layer_is_a_clear_error(monkeypatch):

@@ -423,6 +423,13 @@ def _smoke(tmp_path: Path, *more: str) -> list[str]:
     (["rules_options={1: 2}"], ["'rules_options'", "unknown rules option"]),
     (["rules_options={primiera_table: [1]}"], ["'rules_options'"]),
     (["warp=9"], ["unknown config key 'warp'"]),
+    (["endgame_coef=1", "players=4"], ["'endgame_coef'", "players: 2"]),
+    (["endgame_coef=1", "episode=match"], ["'endgame_coef'", "episode: hand"]),
+    (["endgame_coef=-1"], ["'endgame_coef'", "out of range"]),
+    (["init_from=no/such.pt"], ["no/such.pt", "does not exist"]),
+    (["init_from=pretrained"], ["'init_from'", "shape", "'hidden_size': 256"]),
+    (["init_from=pretrained", "rules=scopone_scientifico", "players=4"],
+     ["has no weights for scopone_scientifico"]),
 ])
 def test_train_config_is_checked_before_the_run(tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str],

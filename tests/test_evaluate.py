@@ -205,3 +205,30 @@ def test_bradley_terry_against_fixed_ratings():
     elo, se = bradley_terry(2, np.array([[0, 30], [10, 0]], dtype=float), fixed={1: 200.0})
     assert elo[1] == pytest.approx(200) and se[1] == 0 and se[0] > 0
     assert elo[0] == pytest.approx(200 + 400 * np.log10(30.5 / 10.5), abs=1e-6)
+
+
+def test_ladder_replays_a_pair_whose_weights_changed(tmp_path, capsys):
+    """A cached pair of a learned agent is reused while its weights are the same and
+    played again once the file under the same spec holds other weights."""
+    import torch
+
+    from scopa_policy.checkpoint import policy_checkpoint, save_atomic
+    from scopa_policy.network import NetConfig, PolicyNet
+
+    ck = tmp_path / "net.pt"
+
+    def write(seed: int) -> None:
+        torch.manual_seed(seed)
+        save_atomic(policy_checkpoint(PolicyNet(NetConfig(16, 1, 8)),
+                                      {"name": "scopa", "players": 2}, {}), ck)
+
+    args = ["random", f"ckpt:{ck}", "--hands", "8", "--matches", "0", "--seed", "3",
+            "--out", str(tmp_path / "ladder")]
+    write(1)
+    assert ladder_main(args) == 0
+    capsys.readouterr()
+    assert ladder_main(args) == 0
+    assert "reusing" in capsys.readouterr().err
+    write(2)
+    assert ladder_main(args) == 0
+    assert "reusing" not in capsys.readouterr().err

@@ -1,0 +1,165 @@
+"""Exact values of the last deal of a 2-player hand, where every card is known.
+
+Once the deck is empty in a 2-player game, the cards a seat has not seen are exactly
+the other seat's hand: the rest of the hand is a perfect-information, zero-sum game of
+at most ``2 x hand_size`` plies. ``move_values`` solves it to the end (negamax over
+bitmasks, memoised) and gives, for each legal move of the seat to move, the hand's
+final points margin (own team minus other, scope included) under best play by both
+sides from there on.
+
+The step function is the engine's (``scopa_env.game.apply``) and so is the scoring
+(``scopa_env.scoring.score_hand``): ``_play`` below is ``apply`` on a compact state,
+tested equal to it on every move of thousands of last deals under every rule option
+that changes play (``tests/test_endgame.py``).
+
+The trainer uses it as an exact teacher for the last deal (``endgame_coef``); it is not
+an agent: agents may not see hidden cards, and this needs all of them.
+"""
+
+from __future__ import annotations
+
+import time
+from functools import lru_cache
+
+import numpy as np
+
+from scopa_env.cards import N_CARDS
+from scopa_env.moves import ACE_ALL_BASE, ACTION_CAPTURE, ACTION_CARD_LIST, legal_actions
+from scopa_env.observation import (
+    DECK_COUNT,
+    HAND,
+    LAST_CAPTURE,
+    NOBODY,
+    OTHER_PILE,
+    OWN_PILE,
+    SCOPE,
+    SCOPE_SCALE,
+    TABLE,
+    UNSEEN,
+)
+from scopa_env.rules import Rules
+from scopa_env.scoring import score_hand
+
+# a position: (mover's hand, other hand, table, mover's pile, other pile,
+#              mover's scope - other's, last capturer: 1 mover, -1 other, 0 nobody)
+Position = tuple[int, int, int, int, int, int, int]
+
+
+def _mask(row: np.ndarray) -> int:
+    """Bitmask of a 40-float 0/1 card block."""
+    bits = np.flatnonzero(row > 0.5)
+    return int(np.bitwise_or.reduce(np.left_shift(1, bits, dtype=np.int64))) if len(bits) else 0
+
+
+def position_from_obs(obs: np.ndarray) -> Position:
+    """The position of the seat observing ``obs`` (a 2-player observation with the deck
+    empty: its unseen cards are the other hand)."""
+    scope = np.rint(obs[SCOPE] * SCOPE_SCALE).astype(int)
+    last = int(np.argmax(obs[LAST_CAPTURE]))
+    return (_mask(obs[HAND]), _mask(obs[UNSEEN]), _mask(obs[TABLE]), _mask(obs[OWN_PILE]),
+            _mask(obs[OTHER_PILE]), int(scope[0] - scope[1]),
+            0 if last == NOBODY else (1 if last == 0 else -1))
+
+
+def is_last_deal(obs: np.ndarray, players: int) -> np.ndarray:
+    """Which observations (B, 216) are 2-player ones with the deck empty: positions
+    ``position_from_obs`` reads exactly."""
+    obs = np.atleast_2d(obs)
+    if players != 2:
+        return np.zeros(len(obs), bool)
+    return obs[:, DECK_COUNT.start] == 0
+
+
+class EndgameSolver:
+    """Exact move values of 2-player last deals under one rules configuration."""
+
+    def __init__(self, rules: Rules) -> None:
+        if rules.players != 2:
+            raise ValueError("the last-deal solver is for 2-player games (in 4-player games "
+                             "a seat never sees its partner's and opponents' hands)")
+        self.rules = rules
+        self._last_play_scopa = rules.last_play_scopa
+        self.value = lru_cache(maxsize=1 << 19)(self._value)
+        self._points = lru_cache(maxsize=1 << 18)(self._points_diff)
+        self.seconds = 0.0  # spent in label_moves
+
+    def _points_diff(self, p_me: int, p_other: int) -> int:
+        """Hand points (scope aside) of the mover minus the other, from the final piles."""
+        sc = score_hand([p_me, p_other], [0, 0], self.rules)
+        return sc[0]["points"]["total"] - sc[1]["points"]["total"]
+
+    def _play(self, pos: Position, action: int) -> tuple[Position, bool]:
+        """The position after the mover plays ``action``, seen by the other seat (who
+        moves next), and whether that ended the hand (then the table has gone to the
+        last capturer and the position is final)."""
+        me, other, table, p_me, p_other, scope, last = pos
+        if action >= ACE_ALL_BASE:
+            card, capture, takes_all = ACTION_CARD_LIST[action], table, True
+        else:
+            card, capture, takes_all = ACTION_CARD_LIST[action], ACTION_CAPTURE[action], False
+        me &= ~(1 << card)
+        last_play = not me and not other
+        if capture:
+            table &= ~capture
+            p_me |= capture | (1 << card)
+            last = 1
+            if not table and not takes_all and (not last_play or self._last_play_scopa):
+                scope += 1
+        else:
+            table |= 1 << card
+        if last_play:
+            if last == 1:
+                p_me |= table
+            elif last == -1:
+                p_other |= table
+            table = 0
+        return (other, me, table, p_other, p_me, -scope, -last), last_play
+
+    def _final(self, pos: Position) -> int:
+        """Margin of a final position for the seat it is seen by."""
+        _, _, _, p_me, p_other, scope, _ = pos
+        return self._points(p_me, p_other) + scope
+
+    def _value(self, pos: Position) -> int:
+        """Margin for the mover under best play by both sides."""
+        best = -N_CARDS
+        for a in legal_actions(pos[0], pos[2], self.rules):
+            nxt, over = self._play(pos, a)
+            v = -self._final(nxt) if over else -self.value(nxt)
+            if v > best:
+                best = v
+        return best
+
+    def move_values(self, pos: Position, actions: list[int] | tuple[int, ...] | None = None
+                    ) -> list[int]:
+        """Final margin for the mover of each of ``actions`` (default: every legal move,
+        ascending) under best play afterwards."""
+        if actions is None:
+            actions = legal_actions(pos[0], pos[2], self.rules)
+        out = []
+        for a in actions:
+            nxt, over = self._play(pos, int(a))
+            out.append(-self._final(nxt) if over else -self.value(nxt))
+        return out
+
+    def label_moves(self, obs: np.ndarray, ids: np.ndarray, valid: np.ndarray) -> np.ndarray:
+        """Exact values (M,) of the legal moves of B decisions, flat in the order of
+        ``np.nonzero(valid)`` (``scopa_policy.features.Candidates``): ``obs`` (B, 216),
+        padded legal ``ids`` and their mask (B, L). Decisions of the last deal with more
+        than one legal move get each move's final margin; the others NaN."""
+        t0 = time.perf_counter()
+        row, col = np.nonzero(valid)
+        out = np.full(len(row), np.nan)
+        first = np.searchsorted(row, np.arange(len(obs)))
+        count = valid.sum(1)
+        for b in np.flatnonzero(is_last_deal(obs, 2) & (count > 1)).tolist():
+            legal = ids[b, valid[b]].tolist()
+            out[first[b]:first[b] + len(legal)] = self.move_values(position_from_obs(obs[b]),
+                                                                   legal)
+        self.seconds += time.perf_counter() - t0
+        return out
+
+    def clear(self) -> None:
+        """Forget memoised positions."""
+        self.value.cache_clear()
+        self._points.cache_clear()
