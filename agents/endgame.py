@@ -23,7 +23,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from scopa_env.cards import N_CARDS
+from scopa_env.cards import N_CARDS, mask_of
 from scopa_env.moves import ACE_ALL_BASE, ACTION_CAPTURE, ACTION_CARD_LIST, legal_actions
 from scopa_env.observation import (
     DECK_COUNT,
@@ -47,8 +47,7 @@ Position = tuple[int, int, int, int, int, int, int]
 
 def _mask(row: np.ndarray) -> int:
     """Bitmask of a 40-float 0/1 card block."""
-    bits = np.flatnonzero(row > 0.5)
-    return int(np.bitwise_or.reduce(np.left_shift(1, bits, dtype=np.int64))) if len(bits) else 0
+    return mask_of(np.flatnonzero(row > 0.5).tolist())
 
 
 def position_from_obs(obs: np.ndarray) -> Position:

@@ -36,6 +36,11 @@ PRETRAINED = PRETRAINED_DIR / "default.pt"  # the 2-player weights
 _ANY_VALUE = frozenset({"name", "target_score"})
 
 
+def _check_endgame(endgame: str) -> None:
+    if endgame not in ENDGAME_MODES:
+        raise ValueError(f"endgame must be one of {', '.join(ENDGAME_MODES)}, got {endgame!r}")
+
+
 class PolicyAgent:
     """A policy network as an agent: ``act(info)`` -> one of ``info.legal_actions``.
 
@@ -47,9 +52,7 @@ class PolicyAgent:
     def __init__(self, net: PolicyNet, spec: str = "policy", seed: int | None = None,
                  sample: bool = False, meta: dict[str, Any] | None = None,
                  endgame: str = "net") -> None:
-        if endgame not in ENDGAME_MODES:
-            raise ValueError(f"endgame must be one of {', '.join(ENDGAME_MODES)}, "
-                             f"got {endgame!r}")
+        _check_endgame(endgame)
         self.net = net.eval()
         self.scorer = net.numpy_scorer()
         self.spec = spec
@@ -173,9 +176,7 @@ class PretrainedAgent:
 
     def __init__(self, seed: int | None = None, sample: bool = False,
                  endgame: str = "net") -> None:
-        if endgame not in ENDGAME_MODES:
-            raise ValueError(f"endgame must be one of {', '.join(ENDGAME_MODES)}, "
-                             f"got {endgame!r}")
+        _check_endgame(endgame)
         self.seed, self.sample, self.endgame = seed, sample, endgame
         self.spec = "pretrained" if endgame == "net" else f"pretrained:endgame={endgame}"
         self._agents: dict[Path, PolicyAgent] = {}

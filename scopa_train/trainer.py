@@ -570,20 +570,26 @@ def update_scalars(rs: RolloutStats, us: UpdateStats, decisions: int, *, lr: flo
     return scalars
 
 
+def read_weights(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, int]]:
+    """The state dict and network shape of a checkpoint or policy file, read safely
+    (``weights_only``); ``CheckpointError`` naming the file when it cannot be."""
+    net = build_model(load_checkpoint(path))
+    return net.state_dict(), net.cfg.to_dict()
+
+
 def starting_weights(cfg: TrainConfig) -> dict[str, torch.Tensor]:
     """The state dict named by ``init_from`` (a checkpoint or policy file, or
-    ``pretrained``: the shipped weights for the config's rules), loaded safely."""
+    ``pretrained``: the shipped weights for the config's rules); ``ConfigError`` when
+    its network's shape is not the config's."""
     from scopa_policy.agent import pretrained_path
 
     path = pretrained_path(cfg.make_rules()) if cfg.init_from == "pretrained" else cfg.init_from
-    ck = load_checkpoint(path)
-    shape = {k: ck["net"][k] for k in ("hidden_size", "hidden_layers", "action_hidden")}
-    want = {"hidden_size": cfg.hidden_size, "hidden_layers": cfg.hidden_layers,
-            "action_hidden": cfg.action_hidden}
+    weights, shape = read_weights(path)
+    want = NetConfig(cfg.hidden_size, cfg.hidden_layers, cfg.action_hidden).to_dict()
     if shape != want:
         raise ConfigError(f"config key 'init_from': {path} holds a network of shape {shape}, "
                           f"the config asks for {want}")
-    return build_model(ck).state_dict()
+    return weights
 
 
 def start(cfg: TrainConfig, progress: bool = True, stop_after_updates: int | None = None,

@@ -89,3 +89,36 @@ def test_labels_follow_the_flat_move_order() -> None:
         else:
             want = solver.move_values(position_from_obs(obs[b]), info.legal_actions)
             assert mine.tolist() == want
+
+
+def test_pretrained_with_the_exact_endgame() -> None:
+    """``pretrained:endgame=exact``: the network's move before the last deal, a move of
+    best exact value in it (the same one batched or not), the network alone in 4-player
+    games."""
+    from agents import make_agent
+
+    net, exact = make_agent("pretrained"), make_agent("pretrained:endgame=exact")
+    assert exact.spec == "pretrained:endgame=exact"
+    solver = EndgameSolver(make_rules("scopa"))
+    infos, last_deal = [], 0
+    for g in range(40):
+        s = new_match("scopa", seed=900 + g)
+        while True:
+            info = info_set(s, s.to_move)
+            infos.append(info)
+            a = exact.act(info)
+            if info.deck_count:
+                assert a == net.act(info)
+            elif len(info.legal_actions) > 1:
+                last_deal += 1
+                q = solver.move_values(position_from_obs(encode_info(info)), info.legal_actions)
+                assert q[info.legal_actions.index(a)] == max(q)
+            if apply(s, a).hand is not None:
+                break
+    assert last_deal > 50
+    assert exact.act_batch(infos) == [exact.act(i) for i in infos]
+    s4 = new_match(make_rules("scopa", players=4), seed=3)
+    while s4.deck_count:
+        apply(s4, s4.legal_actions()[0])
+    info4 = info_set(s4, s4.to_move)
+    assert exact.act(info4) == net.act(info4)
