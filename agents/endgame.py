@@ -7,13 +7,15 @@ bitmasks, memoised) and gives, for each legal move of the seat to move, the hand
 final points margin (own team minus other, scope included) under best play by both
 sides from there on.
 
-The step function is the engine's (``scopa_env.game.apply``) and so is the scoring
-(``scopa_env.scoring.score_hand``): ``_play`` below is ``apply`` on a compact state,
-tested equal to it on every move of thousands of last deals under every rule option
-that changes play (``tests/test_endgame.py``).
+The legal moves are the engine's (``legal_actions``) and so is the scoring
+(``score_hand``); ``_play`` below is ``scopa_env.game.apply`` on a compact state. Every
+move's value equals the engine's own alpha-beta search (``agents.pimc``, stepping with
+``apply``, exact to the end of the hand) on random last deals under six rule
+configurations (``tests/test_endgame.py``).
 
-The trainer uses it as an exact teacher for the last deal (``endgame_coef``); it is not
-an agent: agents may not see hidden cards, and this needs all of them.
+It reads a position from the seat's observation alone, so it serves both the trainer
+(the exact teacher, ``endgame_coef``) and an agent (``pretrained:endgame=exact``,
+``scopa_policy.agent``) without seeing anything a seat may not know.
 """
 
 from __future__ import annotations

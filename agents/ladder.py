@@ -14,7 +14,8 @@ seat-swapped deals and matches). Two ratings are fitted, both anchored at
 parameters), ``ladder.md``, ``ladder.png`` and ``README.md``, the leaderboard
 (``agents.leaderboard``: ranks with their uncertainty, the margin against ``pimc``,
 time per move); each pair's full evaluation is kept
-in ``DIR/pairs/`` and reused when the ladder is re-run with the same parameters.
+in ``DIR/pairs/`` and reused when the ladder is re-run with the same parameters (and,
+for learned agents, the same weights: their ``fingerprint()``).
 """
 
 from __future__ import annotations

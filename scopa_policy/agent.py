@@ -10,6 +10,11 @@ rule set in ``scopa_policy/pretrained/`` (``default.pt``: 2-player scopa; ``team
 4-player scopa in teams), each holding the rules it was trained for. It plays every game
 with the weights trained for that game's rules (the match's target score aside) and
 refuses, with a message naming the rule sets it has, a game it has no weights for.
+
+``act_batch`` scores all decisions with a choice in one set of products (the moves
+``act`` would choose, one decision at a time). ``endgame="exact"`` (the spec
+``pretrained:endgame=exact``) plays the last deal of a 2-player hand exactly
+(``agents.endgame``): a separate agent, not the network alone.
 """
 
 from __future__ import annotations
