@@ -67,16 +67,16 @@ class PolicyAgent:
         self.endgame = endgame
         self._solvers: dict[Rules, EndgameSolver] = {}
 
-    def _exact(self, info: InfoSet, logits: np.ndarray) -> np.ndarray:
+    def _exact(self, info: InfoSet, obs: np.ndarray, logits: np.ndarray) -> np.ndarray:
         """``logits`` with every move of less than the best exact value ruled out, for
-        a 2-player last-deal decision under ``endgame="exact"`` (else unchanged)."""
+        a 2-player last-deal decision under ``endgame="exact"`` (else unchanged);
+        ``obs`` is ``encode_info(info)``."""
         if self.endgame != "exact" or info.players != 2 or info.deck_count:
             return logits
         solver = self._solvers.get(info.rules)
         if solver is None:
             solver = self._solvers[info.rules] = EndgameSolver(info.rules)
-        values = np.asarray(solver.move_values(position_from_obs(encode_info(info)),
-                                               info.legal_actions))
+        values = np.asarray(solver.move_values(position_from_obs(obs), info.legal_actions))
         return np.where(values == values.max(), logits, -np.inf)
 
     def _pick(self, legal: tuple[int, ...], logits: np.ndarray) -> int:
@@ -91,8 +91,9 @@ class PolicyAgent:
             raise ValueError(f"seat {info.seat} has no legal move to choose from")
         if len(legal) == 1:
             return int(legal[0])
-        logits = self.scorer.logits(encode_info(info), np.asarray(legal, np.int64))
-        return self._pick(legal, self._exact(info, logits))
+        obs = encode_info(info)
+        logits = self.scorer.logits(obs, np.asarray(legal, np.int64))
+        return self._pick(legal, self._exact(info, obs, logits))
 
     def act_batch(self, infos: list[InfoSet]) -> list[int]:
         """``act`` for each information set: the decisions with a choice are scored
@@ -114,7 +115,7 @@ class PolicyAgent:
         logits = self.scorer.logits_flat(obs, ids, np.repeat(np.arange(len(todo)), count))
         start = np.cumsum(count) - count
         for j, k in enumerate(todo):
-            mine = self._exact(infos[k], logits[start[j]:start[j] + count[j]])
+            mine = self._exact(infos[k], obs[j], logits[start[j]:start[j] + count[j]])
             out[k] = self._pick(infos[k].legal_actions, mine)
         return out
 

@@ -70,7 +70,8 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Batch,
             if len(mb) < 2:
                 continue
             # the move features were computed once, in the rollout
-            logits, newvalue = net.forward_moves(batch.obs[mb], batch.candidates(mb))
+            cand = batch.candidates(mb)
+            logits, newvalue = net.forward_moves(batch.obs[mb], cand)
             logp_all = torch.log_softmax(logits, -1)
             newlogp = logp_all.gather(1, batch.actions[mb][:, None]).squeeze(1)
             # padding has probability 0 and a finite log-prob (-1e9): adds 0
@@ -100,7 +101,7 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Batch,
             if taught.any():
                 # the policy's expected regret: each move's exact loss in points against
                 # the best one, weighted by its probability (padding weighs 0)
-                regret = batch.padded(batch.move_regret, mb, batch.candidates(mb))[taught]
+                regret = batch.padded(batch.move_regret, mb, cand)[taught]
                 eg_loss = (logp_all[taught].exp() * regret).sum(-1).mean()
                 if endgame_coef > 0:
                     loss = loss + endgame_coef * eg_loss
