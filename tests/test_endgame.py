@@ -122,3 +122,10 @@ def test_pretrained_with_the_exact_endgame() -> None:
         apply(s4, s4.legal_actions()[0])
     info4 = info_set(s4, s4.to_move)
     assert exact.act(info4) == net.act(info4)
+
+
+def test_an_unknown_endgame_mode_is_refused() -> None:
+    from scopa_policy.agent import load_policy_agent
+
+    with pytest.raises(ValueError, match="endgame must be one of net, exact, got 'deep'"):
+        load_policy_agent(None, endgame="deep")
