@@ -20,24 +20,31 @@ $(VENV)/.installed: $(BIN)/activate pyproject.toml
 
 install: $(VENV)/.installed
 
-# the recipe of the shipped 2-player weights, two resumable stages: PPO from scratch
-# (configs/default.yaml, run runs/stage1-*), then PPO from stage 1's policy with the exact
-# last-deal teacher (configs/finetune.yaml). A stopped stage 1 is resumed with
-# `train.py --resume RUN`, then `make train` again runs stage 2 from it. With
+# the recipe of the shipped 2-player weights: resumable stages, each from the one before
+# (STAGES: run name, then config). Stage 1 is PPO from scratch (configs/default.yaml);
+# stage 2 fine-tunes it with the exact last-deal teacher (configs/finetune.yaml). A
+# finished stage (runs/NAME-*/checkpoints/final.pt) is not run again; a stopped one is
+# named with its `train.py --resume RUN` line, then `make train` goes on from it. With
 # CONFIG=FILE, `make train` runs that one config instead.
+STAGES := stage1:configs/default.yaml stage2:configs/finetune.yaml
 train: install
 ifeq ($(origin CONFIG),command line)
 	$(BIN)/python train.py --config $(CONFIG)
 else
-	@run=$$(ls -d runs/stage1-* 2>/dev/null | tail -n 1); \
-	if [ -z "$$run" ] || { [ ! -f "$$run/checkpoints/final.pt" ] && [ ! -f "$$run/checkpoints/latest.pt" ]; }; then \
-	  $(BIN)/python train.py --config configs/default.yaml --set name=stage1 || exit $$?; \
-	  run=$$(ls -d runs/stage1-* | tail -n 1); \
-	fi; \
-	if [ ! -f "$$run/checkpoints/final.pt" ]; then \
-	  echo "stage 1 ($$run) has not finished: $(BIN)/python train.py --resume $$run, then make train"; exit 1; \
-	fi; \
-	$(BIN)/python train.py --config configs/finetune.yaml --set init_from=$$run/policy.pt
+	@init=; \
+	for stage in $(STAGES); do \
+	  name=$${stage%%:*}; config=$${stage#*:}; \
+	  run=$$(ls -d runs/$$name-* 2>/dev/null | tail -n 1); \
+	  if [ -z "$$run" ] || { [ ! -f "$$run/checkpoints/final.pt" ] && [ ! -f "$$run/checkpoints/latest.pt" ]; }; then \
+	    $(BIN)/python train.py --config $$config --set name=$$name $${init:+--set init_from=$$init} || exit $$?; \
+	    run=$$(ls -d runs/$$name-* | tail -n 1); \
+	  fi; \
+	  if [ ! -f "$$run/checkpoints/final.pt" ]; then \
+	    echo "$$name ($$run) has not finished: $(BIN)/python train.py --resume $$run, then make train"; exit 1; \
+	  fi; \
+	  init=$$run/policy.pt; \
+	done; \
+	echo "the recipe's weights: $$init; ship them with: $(BIN)/python -m scopa_train.report export $${init%/policy.pt}/checkpoints/final.pt scopa_policy/pretrained/default.pt"
 endif
 
 test: install

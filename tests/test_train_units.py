@@ -30,7 +30,7 @@ TINY = NetConfig(hidden_size=16, hidden_layers=1, action_hidden=8)
 
 
 # -- config -----------------------------------------------------------------------------
-@pytest.mark.parametrize("name", ["default", "team4", "scopone_scientifico", "smoke"])
+@pytest.mark.parametrize("name", sorted(p.stem for p in CONFIGS.glob("*.yaml")))
 def test_shipped_configs_load(name: str) -> None:
     cfg = load_config(CONFIGS / f"{name}.yaml")
     assert cfg.name == name
