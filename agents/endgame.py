@@ -25,7 +25,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from scopa_env.cards import N_CARDS, mask_of
+from scopa_env.cards import mask_of
 from scopa_env.moves import ACE_ALL_BASE, ACTION_CAPTURE, ACTION_CARD_LIST, legal_actions
 from scopa_env.observation import (
     DECK_COUNT,
@@ -121,15 +121,14 @@ class EndgameSolver:
         _, _, _, p_me, p_other, scope, _ = pos
         return self._points(p_me, p_other) + scope
 
+    def _child_value(self, pos: Position, action: int) -> int:
+        """Margin for the mover of playing ``action``, under best play afterwards."""
+        nxt, over = self._play(pos, action)
+        return -self._final(nxt) if over else -self.value(nxt)
+
     def _value(self, pos: Position) -> int:
         """Margin for the mover under best play by both sides."""
-        best = -N_CARDS
-        for a in legal_actions(pos[0], pos[2], self.rules):
-            nxt, over = self._play(pos, a)
-            v = -self._final(nxt) if over else -self.value(nxt)
-            if v > best:
-                best = v
-        return best
+        return max(self._child_value(pos, a) for a in legal_actions(pos[0], pos[2], self.rules))
 
     def move_values(self, pos: Position, actions: list[int] | tuple[int, ...] | None = None
                     ) -> list[int]:
@@ -137,11 +136,7 @@ class EndgameSolver:
         ascending) under best play afterwards."""
         if actions is None:
             actions = legal_actions(pos[0], pos[2], self.rules)
-        out = []
-        for a in actions:
-            nxt, over = self._play(pos, int(a))
-            out.append(-self._final(nxt) if over else -self.value(nxt))
-        return out
+        return [self._child_value(pos, int(a)) for a in actions]
 
     def label_moves(self, obs: np.ndarray, ids: np.ndarray, valid: np.ndarray) -> np.ndarray:
         """Exact values (M,) of the legal moves of B decisions, flat in the order of

@@ -120,8 +120,6 @@ class _Store:
         self.next_idx = np.full(capacity, -1, np.int64)
         self.next_value = np.zeros(capacity, np.float64)
         self.feats: list[torch.Tensor] = []
-        self.taught = np.zeros(capacity, bool)
-        self.best_value = np.zeros(capacity, np.float64)  # exact value of taught decisions
         # (first move's row in the flat move store, exact values of the moves from there)
         self.move_values: list[tuple[int, np.ndarray]] = []
         self.m = 0  # moves stored
@@ -141,12 +139,6 @@ class _Store:
         self.feats.append(cand.feats)
         if move_values is not None:
             self.move_values.append((self.m, move_values))
-            row = cand.row.numpy()
-            taught = ~np.isnan(move_values)
-            self.taught[sl] = np.bincount(row[taught], minlength=k) > 0
-            best = np.full(k, -np.inf)
-            np.maximum.at(best, row[taught], move_values[taught])
-            self.best_value[sl] = np.where(self.taught[sl], best, 0.0)
         self.n += k
         self.m += len(cand.row)
         return np.arange(sl.start, sl.stop)
@@ -171,15 +163,19 @@ class _Store:
         adv = adv[:n]
         count = self.move_count[:n]
         returns = adv + values
-        taught = self.taught[:n]
-        returns[taught] = self.best_value[:n][taught] * reward_scale
+        taught = np.zeros(n, bool)
         regret = np.zeros(self.m)
         if self.move_values:
             mv = np.full(self.m, np.nan)
             for start, vals in self.move_values:
                 mv[start:start + len(vals)] = vals
-            best = self.best_value[:n][np.repeat(np.arange(n), count)]
-            regret = np.where(np.isnan(mv), 0.0, best - mv)
+            known = ~np.isnan(mv)
+            owner = np.repeat(np.arange(n), count)  # each move's decision
+            taught = np.bincount(owner[known], minlength=n) > 0
+            best = np.full(n, -np.inf)
+            np.maximum.at(best, owner[known], mv[known])
+            returns[taught] = best[taught] * reward_scale
+            regret = np.where(known, best[owner] - mv, 0.0)
         return Batch(
             obs=torch.from_numpy(self.obs[:n]),
             feats=torch.cat(self.feats) if self.feats else torch.zeros((0, 0)),
@@ -190,7 +186,7 @@ class _Store:
             values=torch.from_numpy(self.values[:n].copy()),
             advantages=torch.from_numpy(adv.astype(np.float32)),
             returns=torch.from_numpy(returns.astype(np.float32)),
-            taught=torch.from_numpy(taught.copy()),
+            taught=torch.from_numpy(taught),
             move_regret=torch.from_numpy(regret.astype(np.float32)))
 
 
