@@ -11,7 +11,10 @@ rule set in ``scopa_policy/pretrained/`` (``default.pt``: 2-player scopa; ``team
 with the weights trained for that game's rules (the match's target score aside) and
 refuses, with a message naming the rule sets it has, a game it has no weights for.
 
-``act_batch`` scores all decisions with a choice in one set of products (the moves
+A checkpoint with a last-deal scorer (``scopa_policy.last_deal``, trained by the
+``algo: last_deal`` stage) plays the decisions of a 2-player last deal (deck empty) with
+it, and every other decision with the policy network; the shipped 2-player weights have
+one. ``act_batch`` scores all decisions with a choice in one set of products (the moves
 ``act`` would choose, one decision at a time). ``endgame="exact"`` (the spec
 ``pretrained:endgame=exact``) plays the last deal of a 2-player hand exactly
 (``agents.endgame``): a separate agent, not the network alone.
@@ -20,7 +23,7 @@ refuses, with a message naming the rule sets it has, a game it has no weights fo
 from __future__ import annotations
 
 import hashlib
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +35,15 @@ from agents.endgame import EndgameSolver, position_from_obs
 from scopa_env.observation import InfoSet, encode_info
 from scopa_env.rules import Rules
 
-from .checkpoint import CheckpointError, build_model, load_checkpoint
+from .checkpoint import (
+    CheckpointError,
+    build_last_deal,
+    build_model,
+    checkpoint_file,
+    load_checkpoint,
+)
+from .features import action_inputs_np
+from .last_deal import LastDealNet
 from .network import PolicyNet
 
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
@@ -49,17 +60,20 @@ def _check_endgame(endgame: str) -> None:
 class PolicyAgent:
     """A policy network as an agent: ``act(info)`` -> one of ``info.legal_actions``.
 
-    ``endgame="exact"``: in the last deal of a 2-player hand (deck empty: the unseen
-    cards are the other hand, nothing is hidden), play a move of best exact value
-    (``agents.endgame``), the network choosing among equally good ones; elsewhere, and
-    with ``endgame="net"`` (the default), the network alone."""
+    ``last_deal`` (optional): the scorer of 2-player last-deal decisions (deck empty),
+    in place of ``net`` there. ``endgame="exact"``: in the last deal of a 2-player hand
+    (deck empty: the unseen cards are the other hand, nothing is hidden), play a move of
+    best exact value (``agents.endgame``), the networks choosing among equally good ones;
+    elsewhere, and with ``endgame="net"`` (the default), the networks alone."""
 
     def __init__(self, net: PolicyNet, spec: str = "policy", seed: int | None = None,
                  sample: bool = False, meta: dict[str, Any] | None = None,
-                 endgame: str = "net") -> None:
+                 endgame: str = "net", last_deal: LastDealNet | None = None) -> None:
         _check_endgame(endgame)
         self.net = net.eval()
         self.scorer = net.numpy_scorer()
+        self.last_deal = last_deal.eval() if last_deal is not None else None
+        self.last_deal_scorer = last_deal.numpy_scorer() if last_deal is not None else None
         self.spec = spec
         self.sample = sample
         self.meta = meta or {}
@@ -79,6 +93,24 @@ class PolicyAgent:
         values = np.asarray(solver.move_values(position_from_obs(obs), info.legal_actions))
         return np.where(values == values.max(), logits, -np.inf)
 
+    def _last_deal_logits(self, infos: list[InfoSet], obs: np.ndarray, ids: np.ndarray,
+                          row: np.ndarray, logits: np.ndarray) -> np.ndarray:
+        """``logits`` (M,) of the moves ``ids`` of decisions ``infos`` (observations
+        ``obs`` (B, 216); ``row`` (M,): each move's decision) with those of 2-player
+        last-deal decisions replaced by the last-deal scorer's."""
+        if self.last_deal_scorer is None:
+            return logits
+        last = np.array([i.players == 2 and not i.deck_count for i in infos])
+        if not last.any():
+            return logits
+        pick = last[row]
+        sub = np.flatnonzero(last)
+        new_row = np.searchsorted(sub, row[pick])
+        out = logits.copy()
+        out[pick] = self.last_deal_scorer.scores(
+            obs[sub], action_inputs_np(obs[sub], ids[pick], new_row), new_row)
+        return out
+
     def _pick(self, legal: tuple[int, ...], logits: np.ndarray) -> int:
         if not self.sample:
             return int(legal[int(np.argmax(logits))])
@@ -92,7 +124,9 @@ class PolicyAgent:
         if len(legal) == 1:
             return int(legal[0])
         obs = encode_info(info)
-        logits = self.scorer.logits(obs, np.asarray(legal, np.int64))
+        ids = np.asarray(legal, np.int64)
+        logits = self._last_deal_logits([info], obs[None], ids, np.zeros(len(ids), np.int64),
+                                        self.scorer.logits(obs, ids))
         return self._pick(legal, self._exact(info, obs, logits))
 
     def act_batch(self, infos: list[InfoSet]) -> list[int]:
@@ -112,7 +146,9 @@ class PolicyAgent:
         obs = np.stack([encode_info(infos[k]) for k in todo])
         ids = np.concatenate([np.asarray(infos[k].legal_actions, np.int64) for k in todo])
         count = np.array([len(infos[k].legal_actions) for k in todo])
-        logits = self.scorer.logits_flat(obs, ids, np.repeat(np.arange(len(todo)), count))
+        row = np.repeat(np.arange(len(todo)), count)
+        logits = self._last_deal_logits([infos[k] for k in todo], obs, ids, row,
+                                        self.scorer.logits_flat(obs, ids, row))
         start = np.cumsum(count) - count
         for j, k in enumerate(todo):
             mine = self._exact(infos[k], obs[j], logits[start[j]:start[j] + count[j]])
@@ -123,9 +159,11 @@ class PolicyAgent:
         """A digest of the weights (and the endgame mode): a ladder replays a cached pair
         when a spec's weights have changed."""
         h = hashlib.sha256(self.endgame.encode())
-        for k, v in self.net.state_dict().items():
-            h.update(k.encode())
-            h.update(v.detach().cpu().numpy().tobytes())
+        parts = [self.net] + ([self.last_deal] if self.last_deal is not None else [])
+        for part in parts:
+            for k, v in part.state_dict().items():
+                h.update(k.encode())
+                h.update(v.detach().cpu().numpy().tobytes())
         return h.hexdigest()[:16]
 
     def value(self, info: InfoSet) -> float:
@@ -231,12 +269,28 @@ class PretrainedAgent:
         return f"<PretrainedAgent {self.spec}>"
 
 
+@lru_cache(maxsize=16)
+def _weights(path: str, stamp: tuple[int, int]
+             ) -> tuple[PolicyNet, LastDealNet | None, dict[str, Any]]:
+    """The networks and metadata of a checkpoint file, read once per process for each
+    (path, modification time and size): the evaluator makes fresh agents for every
+    seating, and they share these (nothing mutates them)."""
+    ck = load_checkpoint(path)
+    meta = {k: ck[k] for k in ("rules", "counters", "config") if k in ck}
+    return build_model(ck), build_last_deal(ck), meta
+
+
 def _load(path: str | Path, spec: str, seed: int | None, sample: bool,
           endgame: str = "net") -> PolicyAgent:
-    ck = load_checkpoint(path)
-    net = build_model(ck)
-    meta = {k: ck[k] for k in ("rules", "counters", "config") if k in ck}
-    return PolicyAgent(net, spec=spec, seed=seed, sample=sample, meta=meta, endgame=endgame)
+    file = checkpoint_file(path)
+    try:
+        st = file.stat()
+        stamp = (st.st_mtime_ns, st.st_size)
+    except OSError:
+        stamp = (0, 0)  # load_checkpoint names the problem
+    net, last_deal, meta = _weights(str(file), stamp)
+    return PolicyAgent(net, spec=spec, seed=seed, sample=sample, meta=dict(meta),
+                       endgame=endgame, last_deal=last_deal)
 
 
 def load_policy_agent(path: str | Path | None, seed: int | None = None,

@@ -6,8 +6,11 @@ A checkpoint is a dict of tensors and plain JSON-able metadata:
   resume; ``"policy"``: only what an agent needs, e.g. the shipped weights);
 - ``net`` (network shape), ``rules`` (the rules trained on), ``config`` (the resolved
   training config), ``counters`` (update, env_steps, learner_samples, wall_seconds, ...);
-- ``model`` (state dict); for training checkpoints also ``optimizer``, ``past_pool``
-  (state dicts of the past-policy opponents) and ``rng`` (python, numpy, torch states).
+- ``model`` (state dict); optionally ``last_deal`` (``{"net": shape, "model": state
+  dict}``: the 2-player last-deal scorer, ``scopa_policy.last_deal``, that plays the
+  decisions of the last deal in place of ``model``); for training checkpoints also
+  ``optimizer``, ``past_pool`` (state dicts of the past-policy opponents) and ``rng``
+  (python, numpy, torch states).
 
 A corrupt file or one from an incompatible version fails with ``CheckpointError``
 naming the file and what is wrong; a file holding anything but tensors and plain data
@@ -31,6 +34,7 @@ from typing import Any
 import torch
 
 from .features import ACTION_DIM
+from .last_deal import LastDealConfig, LastDealNet
 from .network import NetConfig, PolicyNet
 
 FORMAT = "scopa-ppo"
@@ -117,15 +121,19 @@ def _refusal(p: Path, e: Exception) -> str:
     return f"checkpoint {str(p)!r} is corrupt or not a torch checkpoint ({reason})"
 
 
+def checkpoint_file(path: str | Path) -> Path:
+    """The file a checkpoint path names: itself, or a run directory's
+    ``checkpoints/latest.pt``."""
+    p = Path(path)
+    return p / "checkpoints" / "latest.pt" if p.is_dir() else p
+
+
 def load_checkpoint(path: str | Path, kind: str | None = None) -> dict[str, Any]:
     """Read and check a checkpoint; ``kind="training"`` also requires resume state."""
-    p = Path(path)
-    if p.is_dir():
-        latest = p / "checkpoints" / "latest.pt"
-        if not latest.is_file():
-            raise CheckpointError(f"{p} is a folder without checkpoints/latest.pt: give a run "
-                                  f"directory written by train.py or a .pt file")
-        p = latest
+    p = checkpoint_file(path)
+    if Path(path).is_dir() and not p.is_file():
+        raise CheckpointError(f"{path} is a folder without checkpoints/latest.pt: give a run "
+                              f"directory written by train.py or a .pt file")
     if not p.is_file():
         raise CheckpointError(f"checkpoint {str(p)!r} does not exist")
     try:
@@ -154,6 +162,9 @@ def load_checkpoint(path: str | Path, kind: str | None = None) -> dict[str, Any]
         raise CheckpointError(f"checkpoint {str(p)!r} lacks {', '.join(missing)}")
     types = {"net": dict, "rules": dict, "model": dict, "config": dict, "optimizer": dict,
              "rng": dict, "counters": dict, "past_pool": list}
+    if "last_deal" in ck:
+        need.append("last_deal")
+        types["last_deal"] = dict
     wrong = [k for k in need if not isinstance(ck[k], types[k])]
     if wrong:
         raise CheckpointError(f"checkpoint {str(p)!r} is damaged: field(s) "
@@ -162,31 +173,57 @@ def load_checkpoint(path: str | Path, kind: str | None = None) -> dict[str, Any]
     return ck
 
 
-def build_model(ck: dict[str, Any]) -> PolicyNet:
-    """The network of a loaded checkpoint, weights in place; a shape mismatch is a
-    ``CheckpointError``."""
-    where = f"checkpoint {ck.get('path', '?')!r}"
-    dim = ck.get("net", {}).get("action_dim") if isinstance(ck.get("net"), dict) else None
+def _check_action_dim(ck: dict[str, Any], shape: Any, where: str) -> None:
+    dim = shape.get("action_dim") if isinstance(shape, dict) else None
     if dim is not None and dim != ACTION_DIM:
         raise CheckpointError(f"{where} was trained with {dim} move features; this version "
                               f"of scopa_train computes {ACTION_DIM}: retrain or use the "
                               f"version that wrote it")
+
+
+def _fit(make: Any, state: Any, where: str) -> Any:
+    """``make()`` with ``state`` loaded; a mismatch is a ``CheckpointError``."""
     try:
-        net = PolicyNet(NetConfig.from_dict(ck["net"]), initialise=False)
-        net.load_state_dict(ck["model"])
+        net = make()
+        net.load_state_dict(state)
     except (KeyError, TypeError, ValueError, RuntimeError, AttributeError) as e:
         lines = [x.strip() for x in str(e).strip().splitlines() if x.strip()]
         detail = next((x for x in lines if "size mismatch" in x or "Missing" in x
                        or "Unexpected" in x), lines[0] if lines else type(e).__name__)
         raise CheckpointError(f"{where} does not fit this network: {detail}") from None
-    net.eval()
-    return net
+    return net.eval()
 
 
-def policy_checkpoint(net: PolicyNet, rules: dict[str, Any], meta: dict[str, Any]
-                      ) -> dict[str, Any]:
+def build_model(ck: dict[str, Any]) -> PolicyNet:
+    """The network of a loaded checkpoint, weights in place; a shape mismatch is a
+    ``CheckpointError``."""
+    where = f"checkpoint {ck.get('path', '?')!r}"
+    _check_action_dim(ck, ck.get("net"), where)
+    return _fit(lambda: PolicyNet(NetConfig.from_dict(ck["net"]), initialise=False),
+                ck["model"], where)
+
+
+def build_last_deal(ck: dict[str, Any]) -> LastDealNet | None:
+    """The checkpoint's last-deal scorer, weights in place (None when it has none)."""
+    part = ck.get("last_deal")
+    if part is None:
+        return None
+    where = f"checkpoint {ck.get('path', '?')!r} (its last-deal scorer)"
+    _check_action_dim(ck, part.get("net"), where)
+    return _fit(lambda: LastDealNet(LastDealConfig.from_dict(part["net"])), part.get("model"),
+                where)
+
+
+def policy_checkpoint(net: PolicyNet, rules: dict[str, Any], meta: dict[str, Any],
+                      last_deal: LastDealNet | None = None) -> dict[str, Any]:
     """A small policy-only checkpoint (weights + what an agent needs)."""
-    return {"format": FORMAT, "version": VERSION, "kind": "policy",
-            "net": {**net.cfg.to_dict(), "action_dim": ACTION_DIM}, "rules": rules,
-            "model": {k: v.detach().cpu().clone() for k, v in net.state_dict().items()},
-            **meta}
+    def weights(m: Any) -> dict[str, torch.Tensor]:
+        return {k: v.detach().cpu().clone() for k, v in m.state_dict().items()}
+
+    ck = {"format": FORMAT, "version": VERSION, "kind": "policy",
+          "net": {**net.cfg.to_dict(), "action_dim": ACTION_DIM}, "rules": rules,
+          "model": weights(net), **meta}
+    if last_deal is not None:
+        ck["last_deal"] = {"net": {**last_deal.cfg.to_dict(), "action_dim": ACTION_DIM},
+                           "model": weights(last_deal)}
+    return ck

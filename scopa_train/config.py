@@ -51,6 +51,10 @@ class TrainConfig:
     device: str = _f("auto", "where the learner and the batched policy forward run: 'auto' "
                      "(a CUDA GPU when torch sees one, else the CPU), 'cpu' or 'cuda'",
                      choices=("auto", "cpu", "cuda"))
+    algo: str = _f("ppo", "'ppo': PPO self-play; 'last_deal': fit a last-deal scorer "
+                   "(scopa_policy.last_deal) to exact values of the last deals of the "
+                   "init_from policy's rollouts, 2 players only (scopa_train.last_deal)",
+                   choices=("ppo", "last_deal"))
     backend: str = _f("local", "where rollouts run: 'local' (this process) or 'ray' (Ray "
                       "actors, the learner stays here; pip install -e .[ray])",
                       choices=("local", "ray"))
@@ -119,6 +123,19 @@ class TrainConfig:
                         "initialisation: a checkpoint or policy file, or 'pretrained' "
                         "(the shipped weights for the config's rules); its network shape "
                         "must match the config's (empty = fresh)")
+    # -- algo: last_deal ------------------------------------------------------------
+    last_deal_decisions: int = _f(200_000, "last-deal decisions to collect and label "
+                                  "exactly before fitting", lo=100)
+    last_deal_epochs: int = _f(3, "passes over the collected decisions", lo=1, hi=1000)
+    last_deal_batch: int = _f(512, "decisions per minibatch", lo=1, hi=1 << 20)
+    last_deal_lr: float = _f(1e-3, "Adam learning rate at the start (cosine to 0)", lo=0,
+                             hi=1, lo_open=True)
+    last_deal_holdout: float = _f(0.02, "share of the decisions (the last collected) held "
+                                  "out to score each epoch", lo=0, hi=0.5, lo_open=True)
+    last_deal_width: int = _f(64, "token width of the last-deal scorer", lo=8, hi=1024)
+    last_deal_layers: int = _f(3, "its transformer layers", lo=1, hi=16)
+    last_deal_heads: int = _f(4, "its attention heads (width must be a multiple)", lo=1,
+                              hi=64)
     # -- evaluation, checkpoints -------------------------------------------------------
     eval_every_steps: int = _f(500_000, "env steps between evaluations (0 = never)", lo=0)
     eval_hands: int = _f(200, "paired hands per evaluation opponent", lo=1)
@@ -262,6 +279,21 @@ def validate(cfg: TrainConfig) -> None:
                           "margins, and only 2-player seats know every card once the deck "
                           f"is empty); got players={cfg.players}, reward={cfg.reward!r}, "
                           f"episode={cfg.episode!r}")
+    if cfg.algo == "last_deal":
+        if cfg.players != 2 or cfg.reward != "points" or cfg.episode != "hand":
+            raise ConfigError("config key 'algo' = 'last_deal' needs players: 2, reward: "
+                              "points and episode: hand (the exact values are hand points "
+                              "margins of 2-player last deals); got "
+                              f"players={cfg.players}, reward={cfg.reward!r}, "
+                              f"episode={cfg.episode!r}")
+        if not cfg.init_from:
+            raise ConfigError("config key 'algo' = 'last_deal' needs 'init_from': the "
+                              "policy whose rollouts are labelled and which the scorer joins")
+        if cfg.backend != "local":
+            raise ConfigError("config key 'algo' = 'last_deal' runs with backend: local")
+        if cfg.last_deal_width % cfg.last_deal_heads:
+            raise ConfigError(f"config key 'last_deal_width' = {cfg.last_deal_width} must be "
+                              f"a multiple of 'last_deal_heads' = {cfg.last_deal_heads}")
     unknown = sorted(map(str, set(cfg.rules_options) - set(OPTION_NAMES) - {"name", "players"}))
     if unknown:
         raise ConfigError(f"config key 'rules_options' has unknown rules option(s) "

@@ -112,13 +112,19 @@ def throughput(run_dir: Path) -> dict[str, float]:
 
 def export(ckpt: Path, out: Path) -> Path:
     """A small policy-only file (weights + network shape + rules + counters)."""
-    from scopa_policy.checkpoint import build_model, load_checkpoint, policy_checkpoint, save_atomic
+    from scopa_policy.checkpoint import (
+        build_last_deal,
+        build_model,
+        load_checkpoint,
+        policy_checkpoint,
+        save_atomic,
+    )
 
     ck = load_checkpoint(ckpt)
     net = build_model(ck)
     meta = {"counters": ck.get("counters", {}), "config": ck.get("config", {}),
             "source": Path(ck["path"]).name}
-    return save_atomic(policy_checkpoint(net, ck["rules"], meta), out)
+    return save_atomic(policy_checkpoint(net, ck["rules"], meta, build_last_deal(ck)), out)
 
 
 def main(argv: list[str] | None = None) -> int:

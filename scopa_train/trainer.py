@@ -599,6 +599,12 @@ def start(cfg: TrainConfig, progress: bool = True, stop_after_updates: int | Non
     ``init_weights``: the network's starting weights (a state dict of the config's shape;
     default: those of ``init_from``, else a fresh initialisation)."""
     cfg.torch_device()  # a device that is not there fails before the run directory exists
+    if cfg.algo == "last_deal":
+        from . import last_deal
+
+        policy = last_deal.base_policy(cfg)  # a bad init_from fails before the run exists
+        run_dir = make_run_dir(cfg)
+        return last_deal.start(cfg, run_dir, policy, log=log)
     check_eval_opponents(cfg)
     if init_weights is None and cfg.init_from:
         init_weights = starting_weights(cfg)
@@ -632,9 +638,13 @@ def resume(path: str | Path, overrides: dict[str, Any] | None = None, progress: 
     data.update(overrides or {})
     cfg = config_from_dict(data, f"checkpoint {ck['path']}")
     cfg.torch_device()
-    check_eval_opponents(cfg)
     run_dir = ck_path.parent.parent
     clean_run_temps(run_dir, log)
+    if cfg.algo == "last_deal":
+        from . import last_deal
+
+        return last_deal.resume(ck, cfg, run_dir, log=log)
+    check_eval_opponents(cfg)
     trainer = Trainer(cfg, run_dir, resume=ck, progress=progress, log=log)
     # only once the checkpoint fits the config: a refused resume changes nothing
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))

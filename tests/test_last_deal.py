@@ -1,0 +1,261 @@
+"""The last-deal scorer (scopa_policy.last_deal) and its training stage (algo:
+last_deal): tokens, the numpy path equal to the network, the loss, the recorded labels,
+a run end to end with resume and export, and the agent playing the last deal with it."""
+
+from __future__ import annotations
+
+import math
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from agents.endgame import EndgameSolver, position_from_obs
+from scopa_env.cards import N_CARDS
+from scopa_env.game import apply, new_match
+from scopa_env.observation import HAND, TABLE, UNSEEN, encode_info, info_set
+from scopa_env.rules import make_rules
+from scopa_policy.agent import PolicyAgent, load_policy_agent
+from scopa_policy.checkpoint import (
+    CheckpointError,
+    build_last_deal,
+    load_checkpoint,
+    policy_checkpoint,
+    save_atomic,
+)
+from scopa_policy.features import COLUMNS, action_inputs_np
+from scopa_policy.last_deal import LastDealConfig, LastDealNet, tokens
+from scopa_policy.network import PolicyNet
+from scopa_train import trainer
+from scopa_train.config import ConfigError, load_config
+from scopa_train.last_deal import Positions, RecordingTeacher, _batch, best_set_loss
+from scopa_train.report import export
+from tests.test_endgame import last_deal_states
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "configs" / "last_deal.yaml"
+RULES = make_rules("scopa")
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def _decisions(n: int, seed: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, list]:
+    """Observations (n, 216), flat legal ids, their decision rows, and the states, of
+    random last-deal decisions with a choice."""
+    states = [s for s in last_deal_states({}, 3 * n, seed) if len(s.legal_actions()) > 1][:n]
+    obs = np.stack([encode_info(info_set(s, s.to_move)) for s in states])
+    ids = [np.asarray(s.legal_actions(), np.int64) for s in states]
+    row = np.repeat(np.arange(len(ids)), [len(i) for i in ids])
+    return obs, np.concatenate(ids), row, states
+
+
+def test_tokens_name_the_cards_in_play_and_each_moves_cards() -> None:
+    obs, ids, row, _ = _decisions(40, seed=1)
+    feats = action_inputs_np(obs, ids, row)
+    tok = tokens(obs, feats, row)
+    inplay = (obs[:, HAND] + obs[:, UNSEEN] + obs[:, TABLE]) > 0.5
+    assert (tok.mask.sum(1) == inplay.sum(1) + 1).all()  # + the global token
+    assert (tok.cards[:, 0] == 0).all()
+    card_of = tok.cards[..., :N_CARDS].argmax(-1)  # each slot's card (one-hot first)
+    played = feats[:, COLUMNS["card"]].argmax(1)
+    assert (card_of[row, tok.played] == played).all()
+    assert (tok.cards[row, tok.played, -3] == 1).all()  # the played card is in hand
+    captured = np.zeros((len(ids), N_CARDS))
+    captured[tok.captured_move, card_of[row[tok.captured_move], tok.captured_slot]] = 1
+    assert (captured == feats[:, COLUMNS["capture"]]).all()
+    assert (tok.cards[row[tok.captured_move], tok.captured_slot, -1] == 1).all()  # table
+
+
+def test_numpy_scorer_equals_the_network_batched_and_alone() -> None:
+    torch.manual_seed(0)
+    net = LastDealNet(LastDealConfig(width=32, layers=2, heads=4, ff_hidden=48,
+                                     move_hidden=40)).eval()
+    obs, ids, row, _ = _decisions(60, seed=2)
+    feats = action_inputs_np(obs, ids, row)
+    with torch.no_grad():
+        want = net.scores(torch.from_numpy(obs), torch.from_numpy(feats),
+                          torch.from_numpy(row), tokens(obs, feats, row)).numpy()
+    scorer = net.numpy_scorer()
+    got = scorer.scores(obs, feats, row)
+    assert np.abs(got - want).max() < 1e-4
+    alone = np.concatenate([
+        scorer.scores(obs[b:b + 1], feats[row == b], np.zeros((row == b).sum(), np.int64))
+        for b in range(len(obs))])
+    assert np.abs(alone - got).max() < 1e-12
+
+
+def test_best_set_loss_leaves_ties_free() -> None:
+    scores = torch.tensor([1.0, 1.0, 0.0, 2.0, -1.0])
+    row = torch.tensor([0, 0, 0, 1, 1])
+    col = torch.tensor([0, 1, 2, 0, 1])
+    best = torch.tensor([True, True, False, False, True])
+    loss = best_set_loss(scores, best, row, 2, 3, col)
+    p0 = 2 * math.e / (2 * math.e + 1)  # two best moves share the mass
+    p1 = math.exp(-1) / (math.exp(2) + math.exp(-1))
+    assert float(loss) == pytest.approx(-(math.log(p0) + math.log(p1)) / 2, rel=1e-6)
+
+
+def test_recording_teacher_keeps_exactly_the_decisions_it_labels() -> None:
+    obs, ids, row, states = _decisions(12, seed=3)
+    # one padded batch, its first decision from the first deal (not labelled)
+    first = new_match(RULES, seed=4)
+    legal = np.asarray(first.legal_actions(), np.int64)
+    obs = np.concatenate([encode_info(info_set(first, first.to_move))[None], obs])
+    ids, row = np.concatenate([legal, ids]), np.concatenate([np.zeros(len(legal), int),
+                                                             row + 1])
+    count = np.bincount(row)
+    width = int(count.max())
+    pad = np.zeros((len(obs), width), np.int64)
+    valid = np.arange(width)[None] < count[:, None]
+    pad[valid] = ids
+    solver = EndgameSolver(RULES)
+    teacher = RecordingTeacher(EndgameSolver(RULES))
+    out = teacher.label_moves(obs, pad, valid)
+    assert np.isnan(out[:len(legal)]).all() and not np.isnan(out[len(legal):]).any()
+    data = teacher.positions()
+    obs, ids, count = obs[1:], ids[len(legal):], count[1:]
+    assert len(data) == len(obs) == teacher.decisions and (data.count == count).all()
+    assert (data.ids == ids).all() and np.allclose(out[len(legal):], data.values)
+    assert (data.obs == obs).all()
+    for b, s in enumerate(states):
+        want = solver.move_values(position_from_obs(obs[b]), list(s.legal_actions()))
+        got = data.values[data.start[b]:data.start[b] + data.count[b]]
+        assert np.allclose(got, want)
+
+
+def test_batches_mark_the_best_moves() -> None:
+    data = Positions(obs=np.zeros((2, 216), np.float32), ids=np.array([0, 1, 2, 3, 4]),
+                     values=np.array([1.0, 3.0, 3.0, -2.0, 0.0], np.float32),
+                     start=np.array([0, 3]), count=np.array([3, 2]))
+    _, _, row, col, _, regret, width = _batch(data, np.array([1, 0]))
+    assert width == 3
+    assert row.tolist() == [0, 0, 1, 1, 1] and col.tolist() == [0, 1, 0, 1, 2]
+    assert regret.tolist() == [2.0, 0.0, 2.0, 0.0, 0.0]
+
+
+def _policy_file(tmp_path: Path) -> Path:
+    torch.manual_seed(1)
+    net = PolicyNet()
+    return save_atomic(policy_checkpoint(net, RULES.to_dict(), {}), tmp_path / "base.pt")
+
+
+def _cfg(tmp_path: Path, *extra: str):
+    return load_config(CONFIG, [f"runs_dir={tmp_path / 'runs'}",
+                                f"init_from={_policy_file(tmp_path)}", "num_envs=64",
+                                "last_deal_decisions=1500", "last_deal_batch=128",
+                                "last_deal_width=16", "last_deal_layers=1",
+                                "last_deal_heads=2", "torch_threads=1", *extra])
+
+
+def test_a_run_fits_resumes_exports_and_plays_the_last_deal(tmp_path: Path) -> None:
+    out = trainer.start(_cfg(tmp_path, "last_deal_epochs=1"), progress=False, log=_quiet)
+    run = Path(out["run_dir"])
+    assert out["finished"] and (run / "checkpoints" / "final.pt").is_file()
+    evals = (run / "evaluations.jsonl").read_text().splitlines()
+    assert len(evals) == 1 and '"heldout_best_move_rate"' in evals[0]
+    assert list((run / "tensorboard").iterdir())
+    # one more epoch: resumed where the first ended, from its weights
+    first = load_checkpoint(run / "checkpoints" / "final.pt")
+    out = trainer.resume(run, {"last_deal_epochs": 2}, progress=False, log=_quiet)
+    ck = load_checkpoint(run / "checkpoints" / "final.pt", kind="training")
+    assert out["finished"] and ck["counters"]["epoch"] == 2
+    assert ck["counters"]["wall_seconds"] > first["counters"]["wall_seconds"]
+    assert not torch.equal(ck["last_deal"]["model"]["card_in.weight"],
+                           first["last_deal"]["model"]["card_in.weight"])
+    # the PPO network is the one it started from
+    base = load_checkpoint(tmp_path / "base.pt")
+    assert all(torch.equal(v, base["model"][k]) for k, v in ck["model"].items())
+    shipped = export(run / "checkpoints" / "final.pt", tmp_path / "shipped.pt")
+    agent = load_policy_agent(shipped)
+    assert isinstance(agent, PolicyAgent) and agent.last_deal is not None
+    scorer = build_last_deal(load_checkpoint(shipped)).numpy_scorer()
+    played = 0
+    for s in last_deal_states({}, 30, seed=5):
+        info = info_set(s, s.to_move)
+        legal = np.asarray(info.legal_actions, np.int64)
+        if len(legal) < 2:
+            continue
+        obs = encode_info(info)
+        feats = action_inputs_np(obs, legal)
+        want = legal[np.argmax(scorer.scores(obs[None], feats, np.zeros(len(legal), int)))]
+        assert agent.act(info) == want == agent.act_batch([info])[0]
+        played += 1
+    assert played > 10
+    # elsewhere the policy network plays, as without a scorer
+    plain = load_policy_agent(tmp_path / "base.pt")
+    s = new_match(RULES, seed=3)
+    for _ in range(6):
+        info = info_set(s, s.to_move)
+        assert agent.act(info) == plain.act(info)
+        apply(s, agent.act(info))
+
+
+def test_a_stopped_run_resumes_at_its_minibatch(tmp_path: Path) -> None:
+    cfg = _cfg(tmp_path, "last_deal_epochs=2")
+    from scopa_train import last_deal
+
+    steps: list[int] = []
+    real = last_deal.LastDealTrainer._step
+
+    def step_then_stop(self, data, idx):  # noqa: ANN001, ANN202
+        steps.append(len(idx))
+        if len(steps) == 3:
+            import os
+            import signal
+
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(self, data, idx)
+
+    last_deal.LastDealTrainer._step = step_then_stop
+    try:
+        out = trainer.start(cfg, progress=False, log=_quiet)
+    finally:
+        last_deal.LastDealTrainer._step = real
+    run = Path(out["run_dir"])
+    assert not out["finished"] and "SIGTERM" in out["reason"]
+    ck = load_checkpoint(run / "checkpoints" / "latest.pt", kind="training")
+    assert (ck["counters"]["epoch"], ck["counters"]["step"]) == (0, 3)
+    out = trainer.resume(run, progress=False, log=_quiet)
+    assert out["finished"]
+    assert load_checkpoint(run / "checkpoints" / "final.pt")["counters"]["epoch"] == 2
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["players=4"], "needs players: 2"),
+    (["init_from="], "needs 'init_from'"),
+    (["last_deal_width=30"], "multiple of 'last_deal_heads'"),
+])
+def test_bad_last_deal_configs_are_refused(extra: list[str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(CONFIG, extra)
+
+
+def test_a_damaged_scorer_is_refused_with_the_file_named(tmp_path: Path) -> None:
+    torch.manual_seed(2)
+    ck = policy_checkpoint(PolicyNet(), RULES.to_dict(), {}, last_deal=LastDealNet())
+    ck["last_deal"]["model"]["card_in.weight"] = torch.zeros(3, 3)
+    path = save_atomic(ck, tmp_path / "bad.pt")
+    with pytest.raises(CheckpointError, match=r"bad\.pt.*last-deal scorer.*size mismatch"):
+        load_policy_agent(path)
+
+
+def test_max_minutes_stops_and_saves(tmp_path: Path) -> None:
+    out = trainer.start(_cfg(tmp_path, "max_minutes=0.00001"), progress=False, log=_quiet)
+    assert not out["finished"] and out["reason"].startswith("max_minutes")
+    ck = load_checkpoint(Path(out["run_dir"]) / "checkpoints" / "latest.pt", kind="training")
+    assert ck["counters"]["epoch"] == 0 and "last_deal" in ck
+
+
+def test_agents_share_loaded_weights_until_the_file_changes(tmp_path: Path) -> None:
+    path = _policy_file(tmp_path)
+    a, b = load_policy_agent(path), load_policy_agent(path)
+    assert a.net is b.net and a is not b  # fresh agents, one copy of the weights
+    torch.manual_seed(9)
+    save_atomic(policy_checkpoint(PolicyNet(), RULES.to_dict(), {}), path)
+    c = load_policy_agent(path)
+    assert c.net is not a.net
+    assert not torch.equal(c.net.state_dict()["value_head.weight"],
+                           a.net.state_dict()["value_head.weight"])
