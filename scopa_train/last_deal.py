@@ -208,9 +208,12 @@ class LastDealTrainer:
             self.counters.update(resume["counters"])
 
     def checkpoint_dict(self, kind: str = "training") -> dict[str, Any]:
+        """A training checkpoint, or (``kind="policy"``) the policy file: the PPO network
+        with the scorer beside it once the scorer has been trained at all."""
+        trained = self.counters["update"] > 0
         ck = policy_checkpoint(self.policy, self.rules.to_dict(),
                                {"counters": dict(self.counters), "config": self.cfg.to_dict()},
-                               last_deal=self.net)
+                               last_deal=self.net if trained or kind == "training" else None)
         if kind == "training":
             ck.update(kind="training", optimizer=self.optimizer.state_dict(), past_pool=[],
                       rng={}, saved_at=datetime.now().isoformat(timespec="seconds"))
@@ -246,9 +249,11 @@ class LastDealTrainer:
                     return f"max_minutes={cfg.max_minutes} reached"
                 return None
 
+            if c["epoch"] >= cfg.last_deal_epochs:  # a finished run: nothing to collect
+                return self._finish("finished")
             data, env_steps = collect_positions(self.policy, cfg, self.log, halted)
-            self.log(f"collection: {time.perf_counter() - started:.0f} s, "
-                     f"{env_steps:,} env steps")
+            self.log(f"collection {'stopped' if data is None else 'done'}: "
+                     f"{time.perf_counter() - started:.0f} s, {env_steps:,} env steps")
             if c["epoch"] == 0 and c["step"] == 0:
                 c["collect_seconds"], c["env_steps"] = time.perf_counter() - started, env_steps
             reason = halted() if data is None else self._fit(data, halted)

@@ -162,6 +162,9 @@ def test_a_run_fits_resumes_exports_and_plays_the_last_deal(tmp_path: Path) -> N
     out = trainer.resume(run, {"last_deal_epochs": 2}, progress=False, log=_quiet)
     ck = load_checkpoint(run / "checkpoints" / "final.pt", kind="training")
     assert out["finished"] and ck["counters"]["epoch"] == 2
+    lines: list[str] = []  # resuming a finished run does nothing, collects nothing
+    assert trainer.resume(run, progress=False, log=lines.append)["finished"]
+    assert not any(line.startswith("collect") for line in lines)
     assert ck["counters"]["wall_seconds"] > first["counters"]["wall_seconds"]
     assert not torch.equal(ck["last_deal"]["model"]["card_in.weight"],
                            first["last_deal"]["model"]["card_in.weight"])
@@ -245,8 +248,11 @@ def test_a_damaged_scorer_is_refused_with_the_file_named(tmp_path: Path) -> None
 def test_max_minutes_stops_and_saves(tmp_path: Path) -> None:
     out = trainer.start(_cfg(tmp_path, "max_minutes=0.00001"), progress=False, log=_quiet)
     assert not out["finished"] and out["reason"].startswith("max_minutes")
-    ck = load_checkpoint(Path(out["run_dir"]) / "checkpoints" / "latest.pt", kind="training")
+    run = Path(out["run_dir"])
+    ck = load_checkpoint(run / "checkpoints" / "latest.pt", kind="training")
     assert ck["counters"]["epoch"] == 0 and "last_deal" in ck
+    # stopped before a minibatch: the policy file holds no untrained scorer
+    assert "last_deal" not in load_checkpoint(run / "policy.pt")
 
 
 def test_agents_share_loaded_weights_until_the_file_changes(tmp_path: Path) -> None:
