@@ -93,22 +93,27 @@ class PolicyAgent:
         values = np.asarray(solver.move_values(position_from_obs(obs), info.legal_actions))
         return np.where(values == values.max(), logits, -np.inf)
 
-    def _last_deal_logits(self, infos: list[InfoSet], obs: np.ndarray, ids: np.ndarray,
-                          row: np.ndarray, logits: np.ndarray) -> np.ndarray:
-        """``logits`` (M,) of the moves ``ids`` of decisions ``infos`` (observations
-        ``obs`` (B, 216); ``row`` (M,): each move's decision) with those of 2-player
-        last-deal decisions replaced by the last-deal scorer's."""
-        if self.last_deal_scorer is None:
-            return logits
-        last = np.array([i.players == 2 and not i.deck_count for i in infos])
+    def _logits(self, infos: list[InfoSet], obs: np.ndarray, ids: np.ndarray,
+                row: np.ndarray) -> np.ndarray:
+        """Logits (M,) of the moves ``ids`` of decisions ``infos`` (observations ``obs``
+        (B, 216); ``row`` (M,): each move's decision): the last-deal scorer's for the
+        decisions of a 2-player last deal when there is one, the policy network's for
+        the others."""
+        last = np.zeros(len(infos), bool)
+        if self.last_deal_scorer is not None:
+            last = np.array([i.players == 2 and not i.deck_count for i in infos])
         if not last.any():
-            return logits
-        pick = last[row]
-        sub = np.flatnonzero(last)
-        new_row = np.searchsorted(sub, row[pick])
-        out = logits.copy()
-        out[pick] = self.last_deal_scorer.scores(
-            obs[sub], action_inputs_np(obs[sub], ids[pick], new_row), new_row)
+            return self.scorer.logits_flat(obs, ids, row)
+        out = np.empty(len(ids))
+        for part, scorer in ((~last, self.scorer), (last, self.last_deal_scorer)):
+            if part.any():
+                pick, sub = part[row], np.flatnonzero(part)
+                sub_row = np.searchsorted(sub, row[pick])
+                if scorer is self.scorer:
+                    out[pick] = scorer.logits_flat(obs[sub], ids[pick], sub_row)
+                else:
+                    out[pick] = scorer.scores(obs[sub], action_inputs_np(
+                        obs[sub], ids[pick], sub_row), sub_row)
         return out
 
     def _pick(self, legal: tuple[int, ...], logits: np.ndarray) -> int:
@@ -125,8 +130,7 @@ class PolicyAgent:
             return int(legal[0])
         obs = encode_info(info)
         ids = np.asarray(legal, np.int64)
-        logits = self._last_deal_logits([info], obs[None], ids, np.zeros(len(ids), np.int64),
-                                        self.scorer.logits(obs, ids))
+        logits = self._logits([info], obs[None], ids, np.zeros(len(ids), np.int64))
         return self._pick(legal, self._exact(info, obs, logits))
 
     def act_batch(self, infos: list[InfoSet]) -> list[int]:
@@ -147,8 +151,7 @@ class PolicyAgent:
         ids = np.concatenate([np.asarray(infos[k].legal_actions, np.int64) for k in todo])
         count = np.array([len(infos[k].legal_actions) for k in todo])
         row = np.repeat(np.arange(len(todo)), count)
-        logits = self._last_deal_logits([infos[k] for k in todo], obs, ids, row,
-                                        self.scorer.logits_flat(obs, ids, row))
+        logits = self._logits([infos[k] for k in todo], obs, ids, row)
         start = np.cumsum(count) - count
         for j, k in enumerate(todo):
             mine = self._exact(infos[k], obs[j], logits[start[j]:start[j] + count[j]])

@@ -635,6 +635,10 @@ def resume(path: str | Path, overrides: dict[str, Any] | None = None, progress: 
                               f"(RUN/checkpoints/NAME.pt): resume a run directory written by "
                               f"train.py, or one of its checkpoints")
     data = dict(ck["config"])
+    saved_algo = data.get("algo", "ppo")
+    if (overrides or {}).get("algo", saved_algo) != saved_algo:
+        raise ConfigError(f"--resume continues the run's algo ({saved_algo!r}); 'algo' cannot "
+                          f"be changed with --set: start a new run instead")
     data.update(overrides or {})
     cfg = config_from_dict(data, f"checkpoint {ck['path']}")
     cfg.torch_device()

@@ -162,6 +162,8 @@ def test_a_run_fits_resumes_exports_and_plays_the_last_deal(tmp_path: Path) -> N
     out = trainer.resume(run, {"last_deal_epochs": 2}, progress=False, log=_quiet)
     ck = load_checkpoint(run / "checkpoints" / "final.pt", kind="training")
     assert out["finished"] and ck["counters"]["epoch"] == 2
+    with pytest.raises(ConfigError, match="cannot be changed"):
+        trainer.resume(run, {"algo": "ppo"}, progress=False, log=_quiet)
     lines: list[str] = []  # resuming a finished run does nothing, collects nothing
     assert trainer.resume(run, progress=False, log=lines.append)["finished"]
     assert not any(line.startswith("collect") for line in lines)
