@@ -42,7 +42,6 @@ from .checkpoint import (
     checkpoint_file,
     load_checkpoint,
 )
-from .features import action_inputs_np
 from .last_deal import LastDealNet
 from .network import PolicyNet
 
@@ -108,12 +107,8 @@ class PolicyAgent:
         for part, scorer in ((~last, self.scorer), (last, self.last_deal_scorer)):
             if part.any():
                 pick, sub = part[row], np.flatnonzero(part)
-                sub_row = np.searchsorted(sub, row[pick])
-                if scorer is self.scorer:
-                    out[pick] = scorer.logits_flat(obs[sub], ids[pick], sub_row)
-                else:
-                    out[pick] = scorer.scores(obs[sub], action_inputs_np(
-                        obs[sub], ids[pick], sub_row), sub_row)
+                out[pick] = scorer.logits_flat(obs[sub], ids[pick],
+                                               np.searchsorted(sub, row[pick]))
         return out
 
     def _pick(self, legal: tuple[int, ...], logits: np.ndarray) -> int:

@@ -173,7 +173,7 @@ def load_checkpoint(path: str | Path, kind: str | None = None) -> dict[str, Any]
     return ck
 
 
-def _check_action_dim(ck: dict[str, Any], shape: Any, where: str) -> None:
+def _check_action_dim(shape: Any, where: str) -> None:
     dim = shape.get("action_dim") if isinstance(shape, dict) else None
     if dim is not None and dim != ACTION_DIM:
         raise CheckpointError(f"{where} was trained with {dim} move features; this version "
@@ -198,7 +198,7 @@ def build_model(ck: dict[str, Any]) -> PolicyNet:
     """The network of a loaded checkpoint, weights in place; a shape mismatch is a
     ``CheckpointError``."""
     where = f"checkpoint {ck.get('path', '?')!r}"
-    _check_action_dim(ck, ck.get("net"), where)
+    _check_action_dim(ck.get("net"), where)
     return _fit(lambda: PolicyNet(NetConfig.from_dict(ck["net"]), initialise=False),
                 ck["model"], where)
 
@@ -209,7 +209,7 @@ def build_last_deal(ck: dict[str, Any]) -> LastDealNet | None:
     if part is None:
         return None
     where = f"checkpoint {ck.get('path', '?')!r} (its last-deal scorer)"
-    _check_action_dim(ck, part.get("net"), where)
+    _check_action_dim(part.get("net"), where)
     return _fit(lambda: LastDealNet(LastDealConfig.from_dict(part["net"])), part.get("model"),
                 where)
 

@@ -29,7 +29,7 @@ from torch import nn
 from scopa_env.cards import N_CARDS, RANK, SUIT
 from scopa_env.observation import HAND, OBS_DIM, TABLE, UNSEEN
 
-from .features import ACTION_DIM, COLUMNS
+from .features import ACTION_DIM, COLUMNS, action_inputs_np
 
 ROLES = (HAND, UNSEEN, TABLE)  # a card token's place: own hand, other hand, table
 _CARD_FEATS = np.concatenate([
@@ -202,6 +202,11 @@ class NumpyLastDeal:
         self.played_b, self.captured_b, self.global_b = (beta @ w for w in parts)
         self.feats_w, self.first_b = first[3 * d:], p(linears[0].bias)
         self.rest = [(p(m.weight).T, p(m.bias)) for m in linears[1:]]
+
+    def logits_flat(self, obs: np.ndarray, ids: np.ndarray, row: np.ndarray) -> np.ndarray:
+        """Scores (M,) of the legal ids (M,) of B decisions ``obs`` (B, 216), ``row`` (M,)
+        naming each id's decision (``NumpyScorer.logits_flat``'s interface)."""
+        return self.scores(obs, action_inputs_np(np.atleast_2d(obs), ids, row), row)
 
     def scores(self, obs: np.ndarray, feats: np.ndarray, row: np.ndarray) -> np.ndarray:
         """Score (M,) of each move (``LastDealNet.scores``, from the raw inputs)."""

@@ -39,7 +39,7 @@ from scopa_policy.last_deal import LastDealConfig, LastDealNet, tokens
 from scopa_policy.network import PolicyNet, count_parameters
 
 from .config import TrainConfig
-from .rollout import PAST, SELF, RolloutCollector, sample_opponents
+from .rollout import PAST, SELF, RolloutCollector, best_per_decision, sample_opponents
 
 
 @dataclass
@@ -56,12 +56,13 @@ class Positions:
     def __len__(self) -> int:
         return len(self.obs)
 
-    def moves(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-        """(flat move indices, their decision's place in ``idx``) of decisions ``idx``."""
+    def moves(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The moves of decisions ``idx``: (flat move indices, each one's decision as a
+        place in ``idx``, its place in that decision's legal list)."""
         count = self.count[idx]
         row = np.repeat(np.arange(len(idx)), count)
-        first = np.cumsum(count) - count
-        return self.start[idx][row] + np.arange(len(row)) - first[row], row
+        col = np.arange(len(row)) - (np.cumsum(count) - count)[row]
+        return self.start[idx][row] + col, row, col
 
 
 class RecordingTeacher:
@@ -151,15 +152,12 @@ def best_set_loss(scores: torch.Tensor, best: torch.Tensor, row: torch.Tensor, n
 
 
 def _batch(data: Positions, idx: np.ndarray) -> tuple[Any, ...]:
-    moves, row = data.moves(idx)
+    moves, row, col = data.moves(idx)
     obs = data.obs[idx]
     feats = action_inputs_np(obs, data.ids[moves], row)
     vals = data.values[moves]
-    best_val = np.full(len(idx), -np.inf, np.float32)
-    np.maximum.at(best_val, row, vals)
-    count = data.count[idx]
-    col = np.arange(len(row)) - (np.cumsum(count) - count)[row]
-    return obs, feats, row, col, vals, best_val[row] - vals, int(count.max())
+    regret = best_per_decision(vals, row, len(idx))[row] - vals
+    return obs, feats, row, col, vals, regret, int(data.count[idx].max())
 
 
 def score_heldout(net: LastDealNet, data: Positions, idx: np.ndarray, chunk: int = 2048
@@ -220,12 +218,9 @@ class LastDealTrainer:
         return ck
 
     def save(self, tag: str) -> Path:
-        folder = self.run_dir / "checkpoints"
-        ck = self.checkpoint_dict()
-        path = save_atomic(ck, folder / f"{tag}.pt")
-        if tag != "latest":
-            save_atomic(ck, folder / "latest.pt")
-        return path
+        from .trainer import save_run_checkpoint
+
+        return save_run_checkpoint(self.checkpoint_dict(), self.run_dir / "checkpoints", tag)
 
     def train(self) -> dict[str, Any]:
         """Collect the positions, fit the remaining minibatches, save; the outcome."""
@@ -337,11 +332,11 @@ class LastDealTrainer:
 
 def base_policy(cfg: TrainConfig) -> PolicyNet:
     """The PPO network of ``init_from`` (its last-deal scorer, if any, is replaced)."""
-    from scopa_policy.agent import pretrained_path
     from scopa_policy.checkpoint import build_model, load_checkpoint
 
-    path = pretrained_path(cfg.make_rules()) if cfg.init_from == "pretrained" else cfg.init_from
-    return build_model(load_checkpoint(path))
+    from .trainer import init_path
+
+    return build_model(load_checkpoint(init_path(cfg)))
 
 
 def start(cfg: TrainConfig, run_dir: Path, policy: PolicyNet,

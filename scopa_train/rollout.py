@@ -104,6 +104,15 @@ class RolloutStats:
     episode_returns: dict[str, list[float]] = field(default_factory=dict)
 
 
+def best_per_decision(values: np.ndarray, owner: np.ndarray, n: int) -> np.ndarray:
+    """The best of each decision's move ``values`` (M,) (NaN: unknown, left out);
+    ``owner`` (M,) names each move's decision among ``n``; -inf where none is known."""
+    known = ~np.isnan(values)
+    best = np.full(n, -np.inf)
+    np.maximum.at(best, owner[known], values[known])
+    return best
+
+
 class _Store:
     """Learner decisions in arrays of a fixed capacity, added one env step at a time
     (so each step's decisions are a contiguous range), with stream links: the index
@@ -169,13 +178,11 @@ class _Store:
             mv = np.full(self.m, np.nan)
             for start, vals in self.move_values:
                 mv[start:start + len(vals)] = vals
-            known = ~np.isnan(mv)
             owner = np.repeat(np.arange(n), count)  # each move's decision
-            taught = np.bincount(owner[known], minlength=n) > 0
-            best = np.full(n, -np.inf)
-            np.maximum.at(best, owner[known], mv[known])
+            best = best_per_decision(mv, owner, n)
+            taught = best > -np.inf
             returns[taught] = best[taught] * reward_scale
-            regret = np.where(known, best[owner] - mv, 0.0)
+            regret = np.where(np.isnan(mv), 0.0, best[owner] - mv)
         return Batch(
             obs=torch.from_numpy(self.obs[:n]),
             feats=torch.cat(self.feats) if self.feats else torch.zeros((0, 0)),

@@ -111,6 +111,14 @@ def rollout_length(cfg: TrainConfig) -> int:
     return per_hand * max(1, math.ceil(cfg.rollout_steps / per_hand))
 
 
+def save_run_checkpoint(ck: dict[str, Any], folder: Path, tag: str) -> Path:
+    """``folder/{tag}.pt``, and ``latest.pt`` too unless that is the tag (both atomic)."""
+    path = save_atomic(ck, folder / f"{tag}.pt")
+    if tag != "latest":
+        save_atomic(ck, folder / "latest.pt")
+    return path
+
+
 def make_run_dir(cfg: TrainConfig) -> Path:
     """``runs_dir/NAME-TIMESTAMP[-k]/checkpoints``, created; always inside ``runs_dir``."""
     runs = Path(cfg.runs_dir)
@@ -303,11 +311,8 @@ class Trainer:
 
     def save(self, tag: str) -> Path:
         """``checkpoints/{tag}.pt`` plus ``latest.pt`` (both atomic)."""
-        ck = self.checkpoint_dict()
         folder = self.run_dir / "checkpoints"
-        path = save_atomic(ck, folder / f"{tag}.pt")
-        if tag != "latest":
-            save_atomic(ck, folder / "latest.pt")
+        path = save_run_checkpoint(self.checkpoint_dict(), folder, tag)
         if tag.startswith("step_"):
             periodic = sorted(folder.glob("step_*.pt"))
             for old in periodic[:-self.cfg.keep_checkpoints]:
@@ -577,13 +582,19 @@ def read_weights(path: str | Path) -> tuple[dict[str, torch.Tensor], dict[str, i
     return net.state_dict(), net.cfg.to_dict()
 
 
+def init_path(cfg: TrainConfig) -> str | Path:
+    """The file ``init_from`` names (``pretrained``: the shipped weights for the
+    config's rules)."""
+    from scopa_policy.agent import pretrained_path
+
+    return pretrained_path(cfg.make_rules()) if cfg.init_from == "pretrained" else cfg.init_from
+
+
 def starting_weights(cfg: TrainConfig) -> dict[str, torch.Tensor]:
     """The state dict named by ``init_from`` (a checkpoint or policy file, or
     ``pretrained``: the shipped weights for the config's rules); ``ConfigError`` when
     its network's shape is not the config's."""
-    from scopa_policy.agent import pretrained_path
-
-    path = pretrained_path(cfg.make_rules()) if cfg.init_from == "pretrained" else cfg.init_from
+    path = init_path(cfg)
     weights, shape = read_weights(path)
     want = NetConfig(cfg.hidden_size, cfg.hidden_layers, cfg.action_hidden).to_dict()
     if shape != want:

@@ -232,6 +232,7 @@ def test_a_stopped_run_resumes_at_its_minibatch(tmp_path: Path) -> None:
     (["players=4"], "needs players: 2"),
     (["init_from="], "needs 'init_from'"),
     (["last_deal_width=30"], "multiple of 'last_deal_heads'"),
+    (["backend=ray"], "runs with backend: local"),
 ])
 def test_bad_last_deal_configs_are_refused(extra: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
@@ -267,3 +268,11 @@ def test_agents_share_loaded_weights_until_the_file_changes(tmp_path: Path) -> N
     assert c.net is not a.net
     assert not torch.equal(c.net.state_dict()["value_head.weight"],
                            a.net.state_dict()["value_head.weight"])
+
+
+def test_a_missing_init_from_is_refused_before_the_run_exists(tmp_path: Path) -> None:
+    cfg = load_config(CONFIG, [f"runs_dir={tmp_path / 'runs'}",
+                               f"init_from={tmp_path / 'nope.pt'}"])
+    with pytest.raises(CheckpointError, match=r"nope\.pt' does not exist"):
+        trainer.start(cfg, progress=False, log=_quiet)
+    assert not (tmp_path / "runs").exists()
