@@ -46,7 +46,11 @@ class CheckpointError(ValueError):
 
 
 def save_atomic(obj: dict[str, Any], path: str | Path) -> Path:
-    """``torch.save`` to a temp file in the same folder, fsync, then ``os.replace``."""
+    """``torch.save`` to a temp file in the same folder, fsync, then ``os.replace``.
+
+    A Ctrl-C during the write leaves ``path`` as it was and raises ``KeyboardInterrupt``
+    (torch's archive writer, interrupted mid-record, fails again as it closes: that
+    error is not what happened)."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp",
@@ -60,9 +64,12 @@ def save_atomic(obj: dict[str, Any], path: str | Path) -> Path:
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as e:
         if os.path.exists(tmp):
             os.unlink(tmp)
+        if not isinstance(e, KeyboardInterrupt) and isinstance(e.__context__,
+                                                               KeyboardInterrupt):
+            raise KeyboardInterrupt from None
         raise
     return path
 

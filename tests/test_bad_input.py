@@ -507,6 +507,28 @@ def test_resume_refusals_change_nothing_and_stale_temps_are_cleaned(
     assert not list(tmp_path.glob(".ok.pt*"))
 
 
+def test_ctrl_c_during_a_save_is_an_interrupt_and_keeps_the_old_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch's archive writer, interrupted mid-record, fails again as it closes; the save
+    reports the interrupt, not that failure, and leaves the old file and no temp file."""
+    import scopa_policy.checkpoint as checkpoint
+
+    target = save_atomic({"a": torch.zeros(1)}, tmp_path / "latest.pt")
+    before = target.read_bytes()
+
+    def interrupted_save(obj: object, fh: object) -> None:
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt:
+            raise RuntimeError("unexpected pos")  # noqa: B904 (torch chains it so)
+
+    monkeypatch.setattr(checkpoint.torch, "save", interrupted_save)
+    with pytest.raises(KeyboardInterrupt):
+        save_atomic({"a": torch.ones(1)}, target)
+    assert target.read_bytes() == before
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
 def test_second_ctrl_c_in_training_is_one_line(tmp_path: Path) -> None:
     cmd = [sys.executable, str(ROOT / "train.py"), *_smoke(tmp_path, "total_env_steps=10000000",
                                                          "eval_every_steps=0")]
