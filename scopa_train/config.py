@@ -136,6 +136,9 @@ class TrainConfig:
     last_deal_layers: int = _f(3, "its transformer layers", lo=1, hi=16)
     last_deal_heads: int = _f(4, "its attention heads (width must be a multiple)", lo=1,
                               hi=64)
+    last_deal_regret_coef: float = _f(0.0, "weight of the expected points lost (under the "
+                                      "scorer's softmax) added to the best-set loss", lo=0,
+                                      hi=100)
     # -- evaluation, checkpoints -------------------------------------------------------
     eval_every_steps: int = _f(500_000, "env steps between evaluations (0 = never)", lo=0)
     eval_hands: int = _f(200, "paired hands per evaluation opponent", lo=1)

@@ -4,9 +4,10 @@ The policy of ``init_from`` (a PPO run) plays rollouts as in training (the confi
 opponent pool, its moves sampled); every decision of its last deals with a choice is
 solved exactly (``agents.endgame``), until ``last_deal_decisions`` are collected. A
 ``LastDealNet`` (``scopa_policy.last_deal``) is then fitted to them for
-``last_deal_epochs`` passes: the likelihood of the set of best moves (ties free), Adam
-with a cosine learning rate. A held-out share (the last deals collected) is scored after
-every epoch: how often the argmax is a best move, and the points it loses.
+``last_deal_epochs`` passes: the likelihood of the set of best moves (ties free) plus
+``last_deal_regret_coef`` x the expected points lost, Adam with a cosine learning rate.
+A held-out share (the last deals collected) is scored after every epoch: how often the
+argmax is a best move, and the points it loses.
 
 The run writes what a PPO run does: ``checkpoints/latest.pt`` (every epoch and on a
 stop), ``final.pt``, ``policy.pt`` (the PPO network with the scorer beside it) and
@@ -142,13 +143,20 @@ def collect_positions(policy: PolicyNet, cfg: TrainConfig, log: Callable[[str], 
 
 
 def best_set_loss(scores: torch.Tensor, best: torch.Tensor, row: torch.Tensor, n: int,
-                  width: int, col: torch.Tensor) -> torch.Tensor:
-    """Mean over decisions of -log P(a best move): ties share the mass freely."""
+                  width: int, col: torch.Tensor, regret: torch.Tensor | None = None,
+                  regret_coef: float = 0.0) -> torch.Tensor:
+    """Mean over decisions of -log P(a best move) (ties share the mass freely), plus
+    ``regret_coef`` x the expected regret in points under the scores' softmax (each
+    move's ``regret``), which weighs a mistake by what it costs."""
     logits = torch.full((n, width), -1e9, dtype=scores.dtype)
     logits[row, col] = scores
     good = torch.full((n, width), -1e9, dtype=scores.dtype)
     good[row[best], col[best]] = scores[best]
-    return (torch.logsumexp(logits, 1) - torch.logsumexp(good, 1)).mean()
+    loss = (torch.logsumexp(logits, 1) - torch.logsumexp(good, 1)).mean()
+    if regret_coef and regret is not None:
+        p = logits.softmax(1)[row, col]
+        loss = loss + regret_coef * (p * regret.to(p.dtype)).sum() / n
+    return loss
 
 
 def _batch(data: Positions, idx: np.ndarray) -> tuple[Any, ...]:
@@ -322,8 +330,9 @@ class LastDealTrainer:
         obs_t, row_t = torch.from_numpy(obs), torch.from_numpy(row)
         scores = self.net.scores(obs_t, torch.from_numpy(feats), row_t,
                                  tokens(obs, feats, row))
-        loss = best_set_loss(scores, torch.from_numpy(regret < 1e-6), row_t, len(idx), width,
-                             torch.from_numpy(col))
+        regret_t = torch.from_numpy(regret)
+        loss = best_set_loss(scores, regret_t < 1e-6, row_t, len(idx), width,
+                             torch.from_numpy(col), regret_t, self.cfg.last_deal_regret_coef)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()

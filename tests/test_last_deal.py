@@ -87,7 +87,7 @@ def test_numpy_scorer_equals_the_network_batched_and_alone() -> None:
     assert np.abs(alone - got).max() < 1e-12
 
 
-def test_best_set_loss_leaves_ties_free() -> None:
+def test_best_set_loss_leaves_ties_free_and_adds_the_expected_regret() -> None:
     scores = torch.tensor([1.0, 1.0, 0.0, 2.0, -1.0])
     row = torch.tensor([0, 0, 0, 1, 1])
     col = torch.tensor([0, 1, 2, 0, 1])
@@ -96,6 +96,11 @@ def test_best_set_loss_leaves_ties_free() -> None:
     p0 = 2 * math.e / (2 * math.e + 1)  # two best moves share the mass
     p1 = math.exp(-1) / (math.exp(2) + math.exp(-1))
     assert float(loss) == pytest.approx(-(math.log(p0) + math.log(p1)) / 2, rel=1e-6)
+    regret = torch.tensor([0.0, 0.0, 2.0, 1.0, 0.0])  # expected: (2 p(move 2) + p(move 3)) / 2
+    q0 = 1 / (2 * math.e + 1)
+    q1 = math.exp(2) / (math.exp(2) + math.exp(-1))
+    with_regret = best_set_loss(scores, best, row, 2, 3, col, regret, 0.5)
+    assert float(with_regret - loss) == pytest.approx(0.5 * (2 * q0 + q1) / 2, rel=1e-6)
 
 
 def test_recording_teacher_keeps_exactly_the_decisions_it_labels() -> None:
@@ -151,7 +156,8 @@ def _cfg(tmp_path: Path, *extra: str):
 
 
 def test_a_run_fits_resumes_exports_and_plays_the_last_deal(tmp_path: Path) -> None:
-    out = trainer.start(_cfg(tmp_path, "last_deal_epochs=1"), progress=False, log=_quiet)
+    out = trainer.start(_cfg(tmp_path, "last_deal_epochs=1", "last_deal_regret_coef=0.5"),
+                        progress=False, log=_quiet)
     run = Path(out["run_dir"])
     assert out["finished"] and (run / "checkpoints" / "final.pt").is_file()
     evals = (run / "evaluations.jsonl").read_text().splitlines()
