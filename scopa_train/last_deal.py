@@ -122,9 +122,10 @@ def collect_positions(policy: PolicyNet, cfg: TrainConfig, log: Callable[[str], 
     teacher = RecordingTeacher(EndgameSolver(cfg.make_rules()))
     collector = RolloutCollector(env, cfg.reward_scale, agents.make_agent, batched_baseline,
                                  teacher=teacher)
-    weights = {(SELF if k == PAST else k): 0.0 for k in cfg.opponents}
+    weights: dict[str, float] = {}
     for k, w in cfg.opponents.items():
-        weights[SELF if k == PAST else k] += w
+        kind = SELF if k == PAST else k
+        weights[kind] = weights.get(kind, 0.0) + w
     t0, rollout, env_steps = time.perf_counter(), 0, 0
     while teacher.decisions < cfg.last_deal_decisions:
         if halted() is not None:
@@ -142,18 +143,18 @@ def collect_positions(policy: PolicyNet, cfg: TrainConfig, log: Callable[[str], 
     return teacher.positions(), env_steps
 
 
-def best_set_loss(scores: torch.Tensor, best: torch.Tensor, row: torch.Tensor, n: int,
-                  width: int, col: torch.Tensor, regret: torch.Tensor | None = None,
-                  regret_coef: float = 0.0) -> torch.Tensor:
-    """Mean over decisions of -log P(a best move) (ties share the mass freely), plus
-    ``regret_coef`` x the expected regret in points under the scores' softmax (each
-    move's ``regret``), which weighs a mistake by what it costs."""
+def best_set_loss(scores: torch.Tensor, regret: torch.Tensor, row: torch.Tensor, n: int,
+                  width: int, col: torch.Tensor, regret_coef: float = 0.0) -> torch.Tensor:
+    """Mean over decisions of -log P(a best move: ``regret`` 0) (ties share the mass
+    freely), plus ``regret_coef`` x the expected regret in points under the scores'
+    softmax (each move's ``regret``), which weighs a mistake by what it costs."""
     logits = torch.full((n, width), -1e9, dtype=scores.dtype)
     logits[row, col] = scores
+    best = regret < 1e-6
     good = torch.full((n, width), -1e9, dtype=scores.dtype)
     good[row[best], col[best]] = scores[best]
     loss = (torch.logsumexp(logits, 1) - torch.logsumexp(good, 1)).mean()
-    if regret_coef and regret is not None:
+    if regret_coef:
         p = logits.softmax(1)[row, col]
         loss = loss + regret_coef * (p * regret.to(p.dtype)).sum() / n
     return loss
@@ -165,7 +166,7 @@ def _batch(data: Positions, idx: np.ndarray) -> tuple[Any, ...]:
     feats = action_inputs_np(obs, data.ids[moves], row)
     vals = data.values[moves]
     regret = best_per_decision(vals, row, len(idx))[row] - vals
-    return obs, feats, row, col, vals, regret, int(data.count[idx].max())
+    return obs, feats, row, col, regret, int(data.count[idx].max())
 
 
 def score_heldout(net: LastDealNet, data: Positions, idx: np.ndarray, chunk: int = 2048
@@ -175,7 +176,7 @@ def score_heldout(net: LastDealNet, data: Positions, idx: np.ndarray, chunk: int
     net.eval()
     with torch.no_grad():
         for a in range(0, len(idx), chunk):
-            obs, feats, row, col, _, regret, width = _batch(data, idx[a:a + chunk])
+            obs, feats, row, col, regret, width = _batch(data, idx[a:a + chunk])
             s = net.scores(torch.from_numpy(obs), torch.from_numpy(feats),
                            torch.from_numpy(row), tokens(obs, feats, row)).numpy()
             n = int(row.max()) + 1
@@ -326,13 +327,12 @@ class LastDealTrainer:
                 "policy": str(policy), "counters": dict(c), "run_dir": str(self.run_dir)}
 
     def _step(self, data: Positions, idx: np.ndarray) -> float:
-        obs, feats, row, col, _, regret, width = _batch(data, idx)
+        obs, feats, row, col, regret, width = _batch(data, idx)
         obs_t, row_t = torch.from_numpy(obs), torch.from_numpy(row)
         scores = self.net.scores(obs_t, torch.from_numpy(feats), row_t,
                                  tokens(obs, feats, row))
-        regret_t = torch.from_numpy(regret)
-        loss = best_set_loss(scores, regret_t < 1e-6, row_t, len(idx), width,
-                             torch.from_numpy(col), regret_t, self.cfg.last_deal_regret_coef)
+        loss = best_set_loss(scores, torch.from_numpy(regret), row_t, len(idx), width,
+                             torch.from_numpy(col), self.cfg.last_deal_regret_coef)
         self.optimizer.zero_grad(set_to_none=True)
         loss.backward()
         self.optimizer.step()

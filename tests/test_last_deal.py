@@ -91,15 +91,15 @@ def test_best_set_loss_leaves_ties_free_and_adds_the_expected_regret() -> None:
     scores = torch.tensor([1.0, 1.0, 0.0, 2.0, -1.0])
     row = torch.tensor([0, 0, 0, 1, 1])
     col = torch.tensor([0, 1, 2, 0, 1])
-    best = torch.tensor([True, True, False, False, True])
-    loss = best_set_loss(scores, best, row, 2, 3, col)
+    regret = torch.tensor([0.0, 0.0, 2.0, 1.0, 0.0])  # best: moves 0, 1 and 4
+    loss = best_set_loss(scores, regret, row, 2, 3, col)
     p0 = 2 * math.e / (2 * math.e + 1)  # two best moves share the mass
     p1 = math.exp(-1) / (math.exp(2) + math.exp(-1))
     assert float(loss) == pytest.approx(-(math.log(p0) + math.log(p1)) / 2, rel=1e-6)
-    regret = torch.tensor([0.0, 0.0, 2.0, 1.0, 0.0])  # expected: (2 p(move 2) + p(move 3)) / 2
+    # expected regret: (2 p(move 2) + p(move 3)) / 2
     q0 = 1 / (2 * math.e + 1)
     q1 = math.exp(2) / (math.exp(2) + math.exp(-1))
-    with_regret = best_set_loss(scores, best, row, 2, 3, col, regret, 0.5)
+    with_regret = best_set_loss(scores, regret, row, 2, 3, col, 0.5)
     assert float(with_regret - loss) == pytest.approx(0.5 * (2 * q0 + q1) / 2, rel=1e-6)
 
 
@@ -135,7 +135,7 @@ def test_batches_mark_the_best_moves() -> None:
     data = Positions(obs=np.zeros((2, 216), np.float32), ids=np.array([0, 1, 2, 3, 4]),
                      values=np.array([1.0, 3.0, 3.0, -2.0, 0.0], np.float32),
                      start=np.array([0, 3]), count=np.array([3, 2]))
-    _, _, row, col, _, regret, width = _batch(data, np.array([1, 0]))
+    _, _, row, col, regret, width = _batch(data, np.array([1, 0]))
     assert width == 3
     assert row.tolist() == [0, 0, 1, 1, 1] and col.tolist() == [0, 1, 0, 1, 2]
     assert regret.tolist() == [2.0, 0.0, 2.0, 0.0, 0.0]
@@ -239,6 +239,7 @@ def test_a_stopped_run_resumes_at_its_minibatch(tmp_path: Path) -> None:
     (["init_from="], "needs 'init_from'"),
     (["last_deal_width=30"], "multiple of 'last_deal_heads'"),
     (["backend=ray"], "runs with backend: local"),
+    (["last_deal_regret_coef=-1"], "'last_deal_regret_coef' = -1.0 is out of range"),
 ])
 def test_bad_last_deal_configs_are_refused(extra: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
