@@ -23,11 +23,14 @@ install: $(VENV)/.installed
 # the recipe of the shipped 2-player weights: resumable stages, each from the one before
 # (STAGES: run name, then config). Stage 1 is PPO from scratch (configs/default.yaml);
 # stage 2 fine-tunes it with the exact last-deal teacher (configs/finetune.yaml); stage 3
-# fits a last-deal scorer to exact values of its last deals (configs/last_deal.yaml). A
+# fits a last-deal scorer to exact values of its last deals (configs/last_deal.yaml);
+# stage 4 fits the network to its own scores averaged over the 6 suit views
+# (configs/suit_distill.yaml). A
 # finished stage (runs/NAME-*/checkpoints/final.pt) is not run again; a stopped one is
 # named with its `train.py --resume RUN` line, then `make train` goes on from it. With
 # CONFIG=FILE, `make train` runs that one config instead.
-STAGES := stage1:configs/default.yaml stage2:configs/finetune.yaml stage3:configs/last_deal.yaml
+STAGES := stage1:configs/default.yaml stage2:configs/finetune.yaml stage3:configs/last_deal.yaml \
+          stage4:configs/suit_distill.yaml
 train: install
 ifeq ($(origin CONFIG),command line)
 	$(BIN)/python train.py --config $(CONFIG)

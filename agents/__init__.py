@@ -10,6 +10,8 @@ Agents are named by spec strings everywhere (CLI, configs, records):
 - ``pretrained``: the shipped trained policy (the network alone);
 - ``pretrained:endgame=exact``: the same network, with the last deal of a 2-player
   hand (deck empty, every card known) played exactly (``agents.endgame``);
+  ``pretrained:suits=last_deal|all|none``: which decisions' scores are averaged over the
+  6 views with the plain suits renamed (default ``last_deal``; ``scopa_policy.symmetry``);
 - ``sb3:PATH``: a Stable-Baselines3 ``MaskablePPO`` model trained on ``scopa/Scopa-v0``
   (``agents.gym_env``; needs ``pip install -e .[sb3]``);
 - ``py:package.module:ATTR`` / ``py:path/to/file.py:ATTR`` (``,name=value`` parameters
@@ -35,9 +37,13 @@ from .pimc import PIMCAgent
 AGENTS: dict[str, type[BaseAgent]] = {
     cls.name: cls for cls in (RandomAgent, GreedyAgent, ExpertAgent, PIMCAgent)}
 ENDGAME_MODES = ("net", "exact")  # pretrained:endgame=... (scopa_policy.agent)
+SUIT_MODES = ("last_deal", "all", "none")  # pretrained:suits=... (scopa_policy.symmetry)
+PRETRAINED_PARAMS = {"endgame": ENDGAME_MODES, "suits": SUIT_MODES}
 LEARNED = {"ckpt": "ckpt:PATH  (a trained policy: checkpoint file or run directory)",
-           "pretrained": "pretrained[:endgame=exact]  (the shipped trained policy; "
-                         "endgame=exact: the last deal of a 2-player hand played exactly)",
+           "pretrained": "pretrained[:endgame=exact][,suits=last_deal|all|none]  (the "
+                         "shipped trained policy; endgame=exact: the last deal of a "
+                         "2-player hand played exactly; suits: which decisions average the "
+                         "6 suit-renamed views)",
            "sb3": "sb3:PATH  (a Stable-Baselines3 MaskablePPO model zip, pip install -e .[sb3])"}
 
 
@@ -76,9 +82,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
         params = {}
         for item in filter(None, (x.strip() for x in rest.split(","))):
             key, _, raw = (x.strip() for x in item.partition("="))
-            if key != "endgame" or raw not in ENDGAME_MODES:
-                raise ValueError(f"agent 'pretrained' takes one parameter, endgame="
-                                 f"{'|'.join(ENDGAME_MODES)}; got {item!r} in {spec!r}")
+            if raw not in PRETRAINED_PARAMS.get(key, ()):
+                allowed = ", ".join(f"{k}={'|'.join(v)}" for k, v in PRETRAINED_PARAMS.items())
+                raise ValueError(f"agent 'pretrained' takes the parameters {allowed}; got "
+                                 f"{item!r} in {spec!r}")
             params[key] = raw
         return name, params
     if name not in AGENTS:
@@ -123,7 +130,8 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
             raise ValueError(f"agent spec {spec!r} needs scopa_policy (trained policies, "
                              f"with torch), which could not be imported: {e}") from e
         return learned.load_policy_agent(params.get("path"), seed=seed,
-                                         endgame=params.get("endgame", "net"))
+                                         endgame=params.get("endgame", "net"),
+                                         suits=params.get("suits", "last_deal"))
     if name not in AGENTS:  # py: or entry point
         obj, params = plugins.resolve(spec, set(AGENTS) | set(LEARNED))  # type: ignore[misc]
         return plugins.build(spec, obj, params, seed)

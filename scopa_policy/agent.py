@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents import ENDGAME_MODES
+from agents import ENDGAME_MODES, SUIT_MODES
 from agents.endgame import EndgameSolver, position_from_obs
 from scopa_env.observation import InfoSet, encode_info
 from scopa_env.rules import Rules
@@ -44,6 +44,7 @@ from .checkpoint import (
 )
 from .last_deal import LastDealNet
 from .network import PolicyNet
+from .symmetry import SuitAveraged
 
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 PRETRAINED = PRETRAINED_DIR / "default.pt"  # the 2-player weights
@@ -51,9 +52,11 @@ PRETRAINED = PRETRAINED_DIR / "default.pt"  # the 2-player weights
 _ANY_VALUE = frozenset({"name", "target_score"})
 
 
-def _check_endgame(endgame: str) -> None:
+def _check_modes(endgame: str, suits: str) -> None:
     if endgame not in ENDGAME_MODES:
         raise ValueError(f"endgame must be one of {', '.join(ENDGAME_MODES)}, got {endgame!r}")
+    if suits not in SUIT_MODES:
+        raise ValueError(f"suits must be one of {', '.join(SUIT_MODES)}, got {suits!r}")
 
 
 class PolicyAgent:
@@ -63,16 +66,27 @@ class PolicyAgent:
     in place of ``net`` there. ``endgame="exact"``: in the last deal of a 2-player hand
     (deck empty: the unseen cards are the other hand, nothing is hidden), play a move of
     best exact value (``agents.endgame``), the networks choosing among equally good ones;
-    elsewhere, and with ``endgame="net"`` (the default), the networks alone."""
+    elsewhere, and with ``endgame="net"`` (the default), the networks alone.
+    ``suits``: which scores are averaged over the 6 suit views of the decision
+    (``scopa_policy.symmetry``): the last-deal scorer's (``"last_deal"``, the default),
+    every decision's (``"all"``) or none (``"none"``)."""
 
     def __init__(self, net: PolicyNet, spec: str = "policy", seed: int | None = None,
                  sample: bool = False, meta: dict[str, Any] | None = None,
-                 endgame: str = "net", last_deal: LastDealNet | None = None) -> None:
-        _check_endgame(endgame)
+                 endgame: str = "net", last_deal: LastDealNet | None = None,
+                 suits: str = "last_deal") -> None:
+        _check_modes(endgame, suits)
         self.net = net.eval()
         self.scorer = net.numpy_scorer()
+        if suits == "all":
+            self.scorer = SuitAveraged(self.scorer)
         self.last_deal = last_deal.eval() if last_deal is not None else None
-        self.last_deal_scorer = last_deal.numpy_scorer() if last_deal is not None else None
+        self.last_deal_scorer = None
+        if last_deal is not None:
+            self.last_deal_scorer = last_deal.numpy_scorer()
+            if suits != "none":
+                self.last_deal_scorer = SuitAveraged(self.last_deal_scorer)
+        self.suits = suits
         self.spec = spec
         self.sample = sample
         self.meta = meta or {}
@@ -154,9 +168,9 @@ class PolicyAgent:
         return out
 
     def fingerprint(self) -> str:
-        """A digest of the weights (and the endgame mode): a ladder replays a cached pair
-        when a spec's weights have changed."""
-        h = hashlib.sha256(self.endgame.encode())
+        """A digest of the weights (and the endgame and suits modes): a ladder replays a
+        cached pair when a spec's weights have changed."""
+        h = hashlib.sha256(f"{self.endgame} {self.suits}".encode())
         parts = [self.net] + ([self.last_deal] if self.last_deal is not None else [])
         for part in parts:
             for k, v in part.state_dict().items():
@@ -217,10 +231,12 @@ class PretrainedAgent:
     plays (see ``pretrained_path``)."""
 
     def __init__(self, seed: int | None = None, sample: bool = False,
-                 endgame: str = "net") -> None:
-        _check_endgame(endgame)
-        self.seed, self.sample, self.endgame = seed, sample, endgame
-        self.spec = "pretrained" if endgame == "net" else f"pretrained:endgame={endgame}"
+                 endgame: str = "net", suits: str = "last_deal") -> None:
+        _check_modes(endgame, suits)
+        self.seed, self.sample, self.endgame, self.suits = seed, sample, endgame, suits
+        params = ([f"endgame={endgame}"] if endgame != "net" else []) + (
+            [f"suits={suits}"] if suits != "last_deal" else [])
+        self.spec = "pretrained" + (":" + ",".join(params) if params else "")
         self._agents: dict[Path, PolicyAgent] = {}
         self._by_rules: dict[Rules, PolicyAgent] = {}
 
@@ -232,7 +248,7 @@ class PretrainedAgent:
             agent = self._agents.get(path)
             if agent is None:
                 agent = self._agents[path] = _load(path, self.spec, self.seed, self.sample,
-                                                   self.endgame)
+                                                   self.endgame, self.suits)
             self._by_rules[rules] = agent
         return agent
 
@@ -241,8 +257,8 @@ class PretrainedAgent:
         pretrained_path(rules)
 
     def fingerprint(self) -> str:
-        """A digest of every shipped weights file (and the endgame mode)."""
-        h = hashlib.sha256(self.endgame.encode())
+        """A digest of every shipped weights file (and the endgame and suits modes)."""
+        h = hashlib.sha256(f"{self.endgame} {self.suits}".encode())
         for path, _ in shipped_weights():
             h.update(path.name.encode())
             h.update(path.read_bytes())
@@ -279,7 +295,7 @@ def _weights(path: str, stamp: tuple[int, int]
 
 
 def _load(path: str | Path, spec: str, seed: int | None, sample: bool,
-          endgame: str = "net") -> PolicyAgent:
+          endgame: str = "net", suits: str = "last_deal") -> PolicyAgent:
     file = checkpoint_file(path)
     try:
         st = file.stat()
@@ -288,18 +304,18 @@ def _load(path: str | Path, spec: str, seed: int | None, sample: bool,
         stamp = (0, 0)  # load_checkpoint names the problem
     net, last_deal, meta = _weights(str(file), stamp)
     return PolicyAgent(net, spec=spec, seed=seed, sample=sample, meta=dict(meta),
-                       endgame=endgame, last_deal=last_deal)
+                       endgame=endgame, last_deal=last_deal, suits=suits)
 
 
 def load_policy_agent(path: str | Path | None, seed: int | None = None,
-                      sample: bool = False, endgame: str = "net"
+                      sample: bool = False, endgame: str = "net", suits: str = "last_deal"
                       ) -> PolicyAgent | PretrainedAgent:
     """The agent of a checkpoint file or run directory; ``None``: the shipped
     ``pretrained`` agent (the weights for each game's rules). ``endgame="exact"``: the
     last deal of a 2-player hand is played exactly (``PolicyAgent``)."""
     if path is None:
-        return PretrainedAgent(seed=seed, sample=sample, endgame=endgame)
-    return _load(path, f"ckpt:{path}", seed, sample, endgame)
+        return PretrainedAgent(seed=seed, sample=sample, endgame=endgame, suits=suits)
+    return _load(path, f"ckpt:{path}", seed, sample, endgame, suits)
 
 
 __all__ = ["PolicyAgent", "PretrainedAgent", "load_policy_agent", "pretrained_path",

@@ -25,6 +25,7 @@ import torch
 from scopa_env.cards import COINS_MASK, N_CARDS, RANK, SETTEBELLO, cards_of
 from scopa_env.moves import ACE_ALL_BASE, ACTION_FEATURES
 from scopa_env.observation import TABLE, UNSEEN
+from scopa_env.symmetry import CARD_MAPS, SUIT_PERMUTATIONS
 
 SUM_BUCKETS = 12  # rank sum left on the table: 0..10, then "more than 10"
 REPLY_DIM = 41
@@ -137,6 +138,24 @@ class Candidates:
         return Candidates(self.feats.to(device), self.row.to(device), self.col.to(device),
                           self.width)
 
+
+def _suit_view_columns() -> np.ndarray:
+    """(6, ACTION_DIM): ``feats[:, SUIT_VIEW_COLUMNS[k]]`` are the features of the moves
+    mapped by suit permutation ``k`` in the mapped observation (``scopa_env.symmetry``):
+    the per-card and per-suit columns move, every other feature counts ranks, coins or
+    the settebello and stays."""
+    out = np.tile(np.arange(ACTION_DIM), (len(SUIT_PERMUTATIONS), 1))
+    for k, perm in enumerate(SUIT_PERMUTATIONS):
+        for part in ("card", "capture", "after"):
+            start = COLUMNS[part].start
+            out[k, start + CARD_MAPS[k]] = start + np.arange(N_CARDS)
+        start = COLUMNS["played_suit"].start
+        out[k, start + np.asarray(perm)] = start + np.arange(4)
+    out.setflags(write=False)
+    return out
+
+
+SUIT_VIEW_COLUMNS = _suit_view_columns()
 
 _ACTION_TABLE_NP = ACTION_FEATURES.astype(np.float32)
 _RANKS_NP = np.asarray(RANK, np.float32)

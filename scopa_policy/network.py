@@ -139,7 +139,11 @@ class NumpyScorer:
     def logits_flat(self, obs: np.ndarray, ids: np.ndarray, row: np.ndarray) -> np.ndarray:
         """Logits (M,) of the legal ids (M,) of B decisions, ``row`` (M,) naming each
         id's decision in ``obs`` (B, 216)."""
-        feats = action_inputs_np(obs, ids, row)
+        return self.scores(obs, action_inputs_np(obs, ids, row), row)
+
+    def scores(self, obs: np.ndarray, feats: np.ndarray, row: np.ndarray) -> np.ndarray:
+        """Logits (M,) of moves with features ``feats`` (M, ACTION_DIM) of decisions
+        ``obs`` (B, 216), ``row`` (M,) naming each move's decision."""
         if len(obs) == 1:  # products of one row: BLAS keeps them on this thread
             return self._scores(obs, feats, row)
         with _blas_threads().limit(limits=1, user_api="blas"):

@@ -53,8 +53,10 @@ class TrainConfig:
                      choices=("auto", "cpu", "cuda"))
     algo: str = _f("ppo", "'ppo': PPO self-play; 'last_deal': fit a last-deal scorer "
                    "(scopa_policy.last_deal) to exact values of the last deals of the "
-                   "init_from policy's rollouts, 2 players only (scopa_train.last_deal)",
-                   choices=("ppo", "last_deal"))
+                   "init_from policy's rollouts, 2 players only (scopa_train.last_deal); "
+                   "'suit_distill': fit the init_from policy network to its own scores "
+                   "averaged over the 6 suit views (scopa_train.suit_distill)",
+                   choices=("ppo", "last_deal", "suit_distill"))
     backend: str = _f("local", "where rollouts run: 'local' (this process) or 'ray' (Ray "
                       "actors, the learner stays here; pip install -e .[ray])",
                       choices=("local", "ray"))
@@ -139,6 +141,18 @@ class TrainConfig:
     last_deal_regret_coef: float = _f(0.0, "weight of the expected points lost (under the "
                                       "scorer's softmax) added to the best-set loss", lo=0,
                                       hi=100)
+    last_deal_suit_augment: bool = _f(False, "fit each minibatch's decisions under random "
+                                      "permutations of the plain suits (cups, swords and "
+                                      "clubs play alike: scopa_env.symmetry)")
+    # -- algo: suit_distill ------------------------------------------------------------
+    distill_decisions: int = _f(1_000_000, "decisions with a choice to collect from the "
+                                "init_from policy's rollouts", lo=100)
+    distill_epochs: int = _f(3, "passes over the collected decisions", lo=1, hi=1000)
+    distill_batch: int = _f(1024, "decisions per minibatch", lo=1, hi=1 << 20)
+    distill_lr: float = _f(5e-4, "Adam learning rate at the start (cosine to 0)", lo=0,
+                           hi=1, lo_open=True)
+    distill_holdout: float = _f(0.02, "share of the decisions (the last collected) held "
+                                "out to score each epoch", lo=0, hi=0.5, lo_open=True)
     # -- evaluation, checkpoints -------------------------------------------------------
     eval_every_steps: int = _f(500_000, "env steps between evaluations (0 = never)", lo=0)
     eval_hands: int = _f(200, "paired hands per evaluation opponent", lo=1)
@@ -297,6 +311,12 @@ def validate(cfg: TrainConfig) -> None:
         if cfg.last_deal_width % cfg.last_deal_heads:
             raise ConfigError(f"config key 'last_deal_width' = {cfg.last_deal_width} must be "
                               f"a multiple of 'last_deal_heads' = {cfg.last_deal_heads}")
+    if cfg.algo == "suit_distill":
+        if not cfg.init_from:
+            raise ConfigError("config key 'algo' = 'suit_distill' needs 'init_from': the "
+                              "policy whose suit-averaged scores are distilled")
+        if cfg.backend != "local":
+            raise ConfigError("config key 'algo' = 'suit_distill' runs with backend: local")
     unknown = sorted(map(str, set(cfg.rules_options) - set(OPTION_NAMES) - {"name", "players"}))
     if unknown:
         raise ConfigError(f"config key 'rules_options' has unknown rules option(s) "

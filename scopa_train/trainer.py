@@ -616,6 +616,12 @@ def start(cfg: TrainConfig, progress: bool = True, stop_after_updates: int | Non
         policy = last_deal.base_policy(cfg)  # a bad init_from fails before the run exists
         run_dir = make_run_dir(cfg)
         return last_deal.start(cfg, run_dir, policy, log=log)
+    if cfg.algo == "suit_distill":
+        from . import suit_distill
+
+        parts = suit_distill.base_parts(cfg)  # a bad init_from fails before the run exists
+        run_dir = make_run_dir(cfg)
+        return suit_distill.start(cfg, run_dir, parts, log=log)
     check_eval_opponents(cfg)
     if init_weights is None and cfg.init_from:
         init_weights = starting_weights(cfg)
@@ -659,6 +665,10 @@ def resume(path: str | Path, overrides: dict[str, Any] | None = None, progress: 
         from . import last_deal
 
         return last_deal.resume(ck, cfg, run_dir, log=log)
+    if cfg.algo == "suit_distill":
+        from . import suit_distill
+
+        return suit_distill.resume(ck, cfg, run_dir, log=log)
     check_eval_opponents(cfg)
     trainer = Trainer(cfg, run_dir, resume=ck, progress=progress, log=log)
     # only once the checkpoint fits the config: a refused resume changes nothing

@@ -44,8 +44,9 @@ def test_specs_build_and_are_canonical():
     ("pimc:worlds", r"needs a value"),
     ("pimc:worlds=0", r"at least 1"),
     ("ckpt:", r"needs a path"),
-    ("pretrained:x=1", r"takes one parameter, endgame=net|exact"),
-    ("pretrained:endgame=deep", r"takes one parameter, endgame=net|exact"),
+    ("pretrained:x=1", r"takes the parameters endgame=net\|exact, suits=last_deal\|all\|none"),
+    ("pretrained:endgame=deep", r"takes the parameters endgame=net\|exact, suits="),
+    ("pretrained:suits=two", r"suits=last_deal\|all\|none; got .suits=two."),
     ("", r"empty"),
 ])
 def test_bad_specs_name_what_exists(spec, message):
@@ -56,15 +57,18 @@ def test_bad_specs_name_what_exists(spec, message):
 def test_learned_specs_go_through_the_inference_layer(monkeypatch):
     calls = []
     fake = types.ModuleType("scopa_policy.agent")
-    fake.load_policy_agent = (lambda path, seed=None, endgame="net":
-                              calls.append((path, seed, endgame)) or "agent")
+    fake.load_policy_agent = (lambda path, seed=None, endgame="net", suits="last_deal":
+                              calls.append((path, seed, endgame, suits)) or "agent")
     monkeypatch.setitem(sys.modules, "scopa_policy.agent", fake)
     import scopa_policy
     monkeypatch.setattr(scopa_policy, "agent", fake, raising=False)
     assert make_agent("ckpt:runs/a/latest.pt", seed=5) == "agent"
     assert make_agent("pretrained", seed=6) == "agent"
     assert make_agent("pretrained:endgame=exact", seed=7) == "agent"
-    assert calls == [("runs/a/latest.pt", 5, "net"), (None, 6, "net"), (None, 7, "exact")]
+    assert make_agent("pretrained:suits=all,endgame=exact", seed=8) == "agent"
+    assert calls == [("runs/a/latest.pt", 5, "net", "last_deal"),
+                     (None, 6, "net", "last_deal"), (None, 7, "exact", "last_deal"),
+                     (None, 8, "exact", "all")]
 
 
 def test_missing_inference_layer_is_a_clear_error(monkeypatch):

@@ -16,6 +16,7 @@ from scopa_env.cards import N_CARDS
 from scopa_env.game import apply, new_match
 from scopa_env.observation import HAND, TABLE, UNSEEN, encode_info, info_set
 from scopa_env.rules import make_rules
+from scopa_env.symmetry import ACTION_MAPS, permute_obs_rows
 from scopa_policy.agent import PolicyAgent, load_policy_agent
 from scopa_policy.checkpoint import (
     CheckpointError,
@@ -27,6 +28,7 @@ from scopa_policy.checkpoint import (
 from scopa_policy.features import COLUMNS, action_inputs_np
 from scopa_policy.last_deal import LastDealConfig, LastDealNet, tokens
 from scopa_policy.network import PolicyNet
+from scopa_policy.symmetry import SuitAveraged
 from scopa_train import trainer
 from scopa_train.config import ConfigError, load_config
 from scopa_train.last_deal import Positions, RecordingTeacher, _batch, best_set_loss
@@ -131,6 +133,32 @@ def test_recording_teacher_keeps_exactly_the_decisions_it_labels() -> None:
         assert np.allclose(got, want)
 
 
+def test_a_suit_view_of_a_batch_is_the_renamed_decisions_with_the_same_values() -> None:
+    """``last_deal_suit_augment``: each decision seen under its own suit permutation has
+    the renamed observation and moves, the same exact values, and the exact values of
+    the renamed position are those values (the solver agrees)."""
+    obs, ids, row, states = _decisions(12, seed=4)
+    solver = EndgameSolver(RULES)
+    count = np.bincount(row)
+    values = np.concatenate([solver.move_values(position_from_obs(obs[b]),
+                                                list(s.legal_actions()))
+                             for b, s in enumerate(states)]).astype(np.float32)
+    data = Positions(obs=obs.astype(np.float32), ids=ids, values=values,
+                     start=np.cumsum(count) - count, count=count)
+    idx = np.arange(len(states))
+    suits = np.arange(len(states)) % 6
+    plain = _batch(data, idx)
+    seen = _batch(data, idx, suits)
+    assert (seen[2] == plain[2]).all() and (seen[4] == plain[4]).all()  # rows, regrets
+    assert (seen[0] == permute_obs_rows(plain[0], suits)).all()
+    assert (seen[1] == action_inputs_np(seen[0], ACTION_MAPS[suits[row], ids], row)).all()
+    for b in idx:  # the renamed position's exact values are the original's
+        mine = row == b
+        got = solver.move_values(position_from_obs(seen[0][b]),
+                                 ACTION_MAPS[suits[b], ids[mine]].tolist())
+        assert np.allclose(got, values[mine])
+
+
 def test_batches_mark_the_best_moves() -> None:
     data = Positions(obs=np.zeros((2, 216), np.float32), ids=np.array([0, 1, 2, 3, 4]),
                      values=np.array([1.0, 3.0, 3.0, -2.0, 0.0], np.float32),
@@ -183,6 +211,7 @@ def test_a_run_fits_resumes_exports_and_plays_the_last_deal(tmp_path: Path) -> N
     agent = load_policy_agent(shipped)
     assert isinstance(agent, PolicyAgent) and agent.last_deal is not None
     scorer = build_last_deal(load_checkpoint(shipped)).numpy_scorer()
+    one_view = load_policy_agent(shipped, suits="none")
     played = 0
     for s in last_deal_states({}, 30, seed=5):
         info = info_set(s, s.to_move)
@@ -191,7 +220,11 @@ def test_a_run_fits_resumes_exports_and_plays_the_last_deal(tmp_path: Path) -> N
             continue
         obs = encode_info(info)
         feats = action_inputs_np(obs, legal)
-        want = legal[np.argmax(scorer.scores(obs[None], feats, np.zeros(len(legal), int)))]
+        zero = np.zeros(len(legal), np.int64)
+        want = legal[np.argmax(scorer.scores(obs[None], feats, zero))]
+        assert one_view.act(info) == want == one_view.act_batch([info])[0]
+        # by default the scores are averaged over the 6 suit views
+        want = legal[np.argmax(SuitAveraged(scorer).logits_flat(obs[None], legal, zero))]
         assert agent.act(info) == want == agent.act_batch([info])[0]
         played += 1
     assert played > 10
@@ -209,7 +242,7 @@ def test_a_stopped_run_resumes_at_its_minibatch(tmp_path: Path) -> None:
     from scopa_train import last_deal
 
     steps: list[int] = []
-    real = last_deal.LastDealTrainer._step
+    real = last_deal.LastDealTrainer.step
 
     def step_then_stop(self, data, idx):  # noqa: ANN001, ANN202
         steps.append(len(idx))
@@ -220,11 +253,11 @@ def test_a_stopped_run_resumes_at_its_minibatch(tmp_path: Path) -> None:
             os.kill(os.getpid(), signal.SIGTERM)
         return real(self, data, idx)
 
-    last_deal.LastDealTrainer._step = step_then_stop
+    last_deal.LastDealTrainer.step = step_then_stop
     try:
         out = trainer.start(cfg, progress=False, log=_quiet)
     finally:
-        last_deal.LastDealTrainer._step = real
+        last_deal.LastDealTrainer.step = real
     run = Path(out["run_dir"])
     assert not out["finished"] and "SIGTERM" in out["reason"]
     ck = load_checkpoint(run / "checkpoints" / "latest.pt", kind="training")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from scopa_env.game import apply, new_match
 from scopa_env.observation import encode_info, info_set
@@ -38,6 +39,16 @@ def test_act_batch_equals_act_on_every_position() -> None:
         one = np.concatenate([agent.scorer.logits(encode_info(i), np.asarray(i.legal_actions))
                               for i in choice])
         assert np.allclose(flat, one, rtol=0, atol=1e-9)
+
+
+@pytest.mark.parametrize("suits", ["all", "none"])
+def test_act_batch_equals_act_whatever_is_averaged_over_suit_views(suits: str) -> None:
+    """The same with the policy network's scores averaged over the 6 suit views (moves
+    that a renaming maps onto each other tie exactly and the first wins), and with no
+    averaging at all (the last-deal scorer in one view)."""
+    agent = load_policy_agent(None, suits=suits).policy(make_rules("scopa"))
+    infos = _positions(agent, "scopa", 2, 40)
+    assert agent.act_batch(infos) == [agent.act(i) for i in infos]
 
 
 def test_act_batch_handles_forced_and_empty_batches() -> None:

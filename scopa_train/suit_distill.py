@@ -1,0 +1,247 @@
+"""Stage ``algo: suit_distill``: teach the policy network to play alike in every suit view.
+
+Cups, swords and clubs play alike (``scopa_env.symmetry``), but a network trained by PPO
+on card one-hots scores the 6 renamings of a decision differently: the PPO network of
+stage 2 chooses another move in about 1 decision in 9 when its scores are averaged over
+the 6 views, and the average plays better (BENCHMARKS.md). This stage distils that
+average back into one network:
+
+1. **Decisions.** The ``init_from`` policy plays rollouts as in PPO (the config's
+   opponent pool, its moves sampled, ``play_rollouts``) until ``distill_decisions``
+   learner decisions with a choice are kept; where the checkpoint has a last-deal scorer,
+   the decisions it plays (2 players, deck empty) are left out.
+2. **Targets.** The ``init_from`` network's logits averaged over the 6 suit views of
+   each decision (the teacher, fixed).
+3. **Fit.** The student starts as the teacher; each minibatch shows it every decision
+   under a random suit view (seeded by the minibatch) and fits the softmax of the
+   averaged logits (cross-entropy over the legal moves), Adam with a cosine learning
+   rate, ``distill_epochs`` passes. After each epoch the held-out share is scored in
+   one view: how often the student's best move is the averaged teacher's, and the
+   cross-entropy.
+
+The policy file holds the student as the PPO network (its value head is the teacher's,
+untrained here) and the ``init_from`` checkpoint's last-deal scorer unchanged. Loop,
+checkpoints, stops and resume: ``scopa_train.supervised`` (a training checkpoint also
+holds the teacher, so that a resumed run collects the same decisions).
+"""
+
+from __future__ import annotations
+
+import copy
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+import yaml
+
+from scopa_env.observation import DECK_COUNT
+from scopa_env.symmetry import SUIT_PERMUTATIONS, permute_obs, permute_obs_rows
+from scopa_policy.checkpoint import build_last_deal, build_model, policy_checkpoint
+from scopa_policy.features import SUIT_VIEW_COLUMNS, Candidates
+from scopa_policy.last_deal import LastDealNet
+from scopa_policy.network import PolicyNet
+
+from .config import TrainConfig
+from .supervised import FlatDecisions, Halted, SupervisedStage, play_rollouts
+
+VIEWS = len(SUIT_PERMUTATIONS)
+
+
+@dataclass
+class Decisions(FlatDecisions):
+    """Learner decisions with a choice, flat: decision ``i``'s legal moves have features
+    ``feats[start[i]:start[i] + count[i]]`` and the teacher's suit-averaged logits
+    ``target`` there."""
+
+    feats: np.ndarray  # (M, ACTION_DIM) float32
+    target: np.ndarray  # (M,) float32
+
+
+def view_inputs(data: Decisions, idx: np.ndarray, views: np.ndarray
+                ) -> tuple[torch.Tensor, Candidates, np.ndarray]:
+    """Decisions ``idx`` seen under suit views ``views`` (len(idx),): observations, their
+    candidates, and the flat move index of each candidate."""
+    moves, row, col = data.moves(idx)
+    obs = permute_obs_rows(data.obs[idx], views)
+    feats = data.feats[moves[:, None], SUIT_VIEW_COLUMNS[views[row]]]
+    cand = Candidates(torch.from_numpy(feats), torch.from_numpy(row), torch.from_numpy(col),
+                      int(data.count[idx].max()))
+    return torch.from_numpy(obs), cand, moves
+
+
+def averaged_logits(net: PolicyNet, obs: np.ndarray, feats: np.ndarray, count: np.ndarray,
+                    chunk: int = 8192) -> np.ndarray:
+    """The network's logits (M,) of every move, averaged over the 6 suit views of its
+    decision: ``obs`` (N, 216), ``feats`` (M, ACTION_DIM), ``count`` (N,) moves each."""
+    out = np.empty(len(feats), np.float32)
+    start = np.cumsum(count) - count
+    with torch.no_grad():
+        for a in range(0, len(obs), chunk):
+            cnt = count[a:a + chunk]
+            row = np.repeat(np.arange(len(cnt)), cnt)
+            col = np.arange(len(row)) - (np.cumsum(cnt) - cnt)[row]
+            first = start[a]
+            f = feats[first:first + len(row)]
+            total = np.zeros(len(row), np.float64)
+            for k in range(VIEWS):
+                cand = Candidates(torch.from_numpy(np.ascontiguousarray(
+                    f[:, SUIT_VIEW_COLUMNS[k]])), torch.from_numpy(row),
+                    torch.from_numpy(col), int(cnt.max()))
+                logits, _ = net.forward_moves(
+                    torch.from_numpy(permute_obs(obs[a:a + chunk], k)), cand)
+                total += logits[cand.row, cand.col].numpy()
+            out[first:first + len(row)] = total / VIEWS
+    return out
+
+
+def collect_decisions(policy: PolicyNet, cfg: TrainConfig, skip_last_deal: bool,
+                      log: Callable[[str], None], halted: Halted = lambda: None
+                      ) -> tuple[Decisions | None, int]:
+    """At least ``cfg.distill_decisions`` decisions with a choice from the policy's
+    rollouts, with their targets, and the env steps played; None for the decisions when
+    ``halted()`` says why to stop first. ``skip_last_deal``: leave out 2-player
+    decisions with the deck empty (a last-deal scorer plays those)."""
+    obs, feats, count = [], [], []
+    kept, rollout, env_steps = 0, 0, 0
+    t0 = time.perf_counter()
+    rollouts = play_rollouts(policy, cfg)
+    while kept < cfg.distill_decisions:
+        if halted() is not None:
+            return None, env_steps
+        batch, steps = next(rollouts)
+        env_steps += steps
+        rollout += 1
+        n = batch.move_count.numpy()
+        keep = n > 1
+        if skip_last_deal:
+            keep &= batch.obs[:, DECK_COUNT].numpy()[:, 0] > 0
+        idx = np.flatnonzero(keep)
+        start = batch.move_start.numpy()[idx]
+        row = np.repeat(np.arange(len(idx)), n[idx])
+        col = np.arange(len(row)) - (np.cumsum(n[idx]) - n[idx])[row]
+        obs.append(batch.obs.numpy()[idx])
+        feats.append(batch.feats.numpy()[start[row] + col])
+        count.append(n[idx])
+        kept += len(idx)
+        if rollout % 10 == 0:
+            log(f"collected {kept:,} decisions in {rollout} rollouts, "
+                f"{time.perf_counter() - t0:.0f} s")
+    o, f, c = np.concatenate(obs), np.concatenate(feats), np.concatenate(count)
+    target = averaged_logits(policy, o, f, c)
+    log(f"targets: {len(o):,} decisions x {VIEWS} suit views, "
+        f"{time.perf_counter() - t0:.0f} s")
+    return Decisions(o, np.cumsum(c) - c, c, f, target), env_steps
+
+
+def padded(per_move: np.ndarray, row: np.ndarray, col: np.ndarray, n: int, width: int
+           ) -> torch.Tensor:
+    """Per-move values laid out (n, width), -1e9 where a decision has fewer moves."""
+    out = torch.full((n, width), -1e9)
+    out[torch.from_numpy(row), torch.from_numpy(col)] = torch.from_numpy(per_move)
+    return out
+
+
+class SuitDistillTrainer(SupervisedStage):
+    """The suit-distillation stage: the student fits the teacher's suit-averaged policy."""
+
+    TAG = "suit_distill"
+    WHAT = "policy network, distilled from its suit-averaged self"
+
+    def __init__(self, cfg: TrainConfig, run_dir: Path, teacher: PolicyNet,
+                 last_deal: LastDealNet | None, resume: dict[str, Any] | None = None,
+                 log: Callable[[str], None] = print) -> None:
+        self.teacher = teacher.eval()
+        self.last_deal = last_deal
+        self.net = copy.deepcopy(teacher).train()
+        super().__init__(cfg, run_dir, resume, log)
+
+    def settings(self) -> tuple[int, int, float, float]:
+        c = self.cfg
+        return c.distill_epochs, c.distill_batch, c.distill_lr, c.distill_holdout
+
+    def collect(self, halted: Halted) -> tuple[Decisions | None, int]:
+        skip = self.last_deal is not None and self.cfg.players == 2
+        self.log(f"collecting {self.cfg.distill_decisions:,} decisions with a choice"
+                 + (" (the last deal left to the last-deal scorer)" if skip else ""))
+        data, steps = collect_decisions(self.teacher, self.cfg, skip, self.log, halted)
+        if data is not None:
+            held = np.arange(len(data) - max(1, int(len(data) * self.holdout)), len(data))
+            self.log(f"the teacher alone, one view, plays the averaged teacher's move in "
+                     f"{self._agreement(self.teacher, data, held):.3f} of held-out decisions")
+        return data, steps
+
+    def step(self, data: Decisions, idx: np.ndarray) -> torch.Tensor:
+        c = self.counters  # the views are seeded by the minibatch: a resume draws the same
+        rng = np.random.default_rng((self.cfg.seed, c["epoch"], c["step"]))
+        obs, cand, moves = view_inputs(data, idx, rng.integers(0, VIEWS, len(idx)))
+        logits, _ = self.net.forward_moves(obs, cand)
+        target = padded(data.target[moves], cand.row.numpy(), cand.col.numpy(), len(idx),
+                        cand.width).softmax(1)
+        return -(target * logits.log_softmax(1)).sum(1).mean()
+
+    def _agreement(self, net: PolicyNet, data: Decisions, idx: np.ndarray) -> float:
+        return self._figures(net, data, idx)["teacher_agreement"]
+
+    def _figures(self, net: PolicyNet, data: Decisions, idx: np.ndarray,
+                 chunk: int = 8192) -> dict[str, float]:
+        hits, ce = [], []
+        with torch.no_grad():
+            for a in range(0, len(idx), chunk):
+                sub = idx[a:a + chunk]
+                obs, cand, moves = view_inputs(data, sub, np.zeros(len(sub), np.int64))
+                logits, _ = net.forward_moves(obs, cand)
+                target = padded(data.target[moves], cand.row.numpy(), cand.col.numpy(),
+                                len(sub), cand.width)
+                hits.append((logits.argmax(1) == target.argmax(1)).numpy())
+                ce.append(-(target.softmax(1) * logits.log_softmax(1)).sum(1).numpy())
+        return {"teacher_agreement": float(np.concatenate(hits).mean()),
+                "cross_entropy": float(np.concatenate(ce).mean())}
+
+    def score(self, data: Decisions, idx: np.ndarray) -> dict[str, float]:
+        return self._figures(self.net, data, idx)
+
+    def checkpoint_parts(self, trained: bool, training: bool) -> dict[str, Any]:
+        """The student and the last-deal scorer; a training checkpoint also the teacher."""
+        ck = policy_checkpoint(self.net, self.rules.to_dict(), {}, last_deal=self.last_deal)
+        if training:
+            ck["teacher"] = {"net": dict(ck["net"]), "model": {
+                k: v.detach().cpu().clone() for k, v in self.teacher.state_dict().items()}}
+        return ck
+
+    def load_parts(self, ck: dict[str, Any]) -> None:
+        self.net.load_state_dict(ck["model"])
+
+
+def base_parts(cfg: TrainConfig) -> tuple[PolicyNet, LastDealNet | None]:
+    """The PPO network and the last-deal scorer (if any) of ``init_from``."""
+    from scopa_policy.checkpoint import load_checkpoint
+
+    from .trainer import init_path
+
+    ck = load_checkpoint(init_path(cfg))
+    return build_model(ck), build_last_deal(ck)
+
+
+def start(cfg: TrainConfig, run_dir: Path, parts: tuple[PolicyNet, LastDealNet | None],
+          log: Callable[[str], None] = print) -> dict[str, Any]:
+    """A new run in ``run_dir`` from ``base_parts(cfg)``."""
+    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    return SuitDistillTrainer(cfg, run_dir, *parts, log=log).train()
+
+
+def resume(ck: dict[str, Any], cfg: TrainConfig, run_dir: Path,
+           log: Callable[[str], None] = print) -> dict[str, Any]:
+    teacher = build_model({**ck, **ck["teacher"]})
+    trainer = SuitDistillTrainer(cfg, run_dir, teacher, build_last_deal(ck), resume=ck,
+                                 log=log)
+    log(f"resuming {run_dir} at epoch {trainer.counters['epoch']}, minibatch "
+        f"{trainer.counters['step']}")
+    return trainer.train()
+
+
+__all__ = ["Decisions", "SuitDistillTrainer", "averaged_logits", "collect_decisions",
+           "base_parts", "start", "resume"]

@@ -1,0 +1,123 @@
+"""The suit-distillation stage (algo: suit_distill): its targets are the agent's
+suit-averaged scores, a run fits, carries the last-deal scorer, resumes where it stopped
+to the same weights, and bad configs are refused."""
+
+from __future__ import annotations
+
+import os
+import signal
+from pathlib import Path
+
+import numpy as np
+import pytest
+import torch
+
+from scopa_env.rules import make_rules
+from scopa_policy.checkpoint import build_last_deal, load_checkpoint, policy_checkpoint, save_atomic
+from scopa_policy.last_deal import LastDealNet
+from scopa_policy.network import PolicyNet
+from scopa_policy.symmetry import SuitAveraged
+from scopa_train import trainer
+from scopa_train.config import ConfigError, load_config
+from scopa_train.suit_distill import SuitDistillTrainer, averaged_logits, view_inputs
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = ROOT / "configs" / "suit_distill.yaml"
+RULES = make_rules("scopa")
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+def _policy_file(tmp_path: Path) -> Path:
+    torch.manual_seed(1)
+    ck = policy_checkpoint(PolicyNet(), RULES.to_dict(), {}, last_deal=LastDealNet())
+    return save_atomic(ck, tmp_path / "base.pt")
+
+
+def _cfg(tmp_path: Path, *extra: str, base: Path | None = None):
+    return load_config(CONFIG, [f"runs_dir={tmp_path / 'runs'}",
+                                f"init_from={base or _policy_file(tmp_path)}", "num_envs=64",
+                                "distill_decisions=1500", "distill_batch=128",
+                                "torch_threads=1", *extra])
+
+
+def _collected(tmp_path: Path):
+    cfg = _cfg(tmp_path)
+    from scopa_train.suit_distill import base_parts, collect_decisions
+
+    net, _ = base_parts(cfg)
+    data, steps = collect_decisions(net.eval(), cfg, True, _quiet)
+    return net, data, steps
+
+
+def test_targets_are_the_agents_suit_averaged_scores(tmp_path: Path) -> None:
+    net, data, steps = _collected(tmp_path)
+    assert len(data) >= 1500 and steps > 0 and (data.count > 1).all()
+    assert (data.obs[:, 204] > 0).all()  # the last deal is left to the last-deal scorer
+    idx = np.arange(40)
+    moves, row, _ = data.moves(idx)
+    scorer = net.numpy_scorer()
+    want = SuitAveraged(scorer).scores(data.obs[idx].astype(np.float64),
+                                       data.feats[moves], row)
+    assert np.allclose(data.target[moves], want, atol=1e-4)
+    # a view's inputs are the mapped decision's
+    obs, cand, got = view_inputs(data, idx, np.full(40, 3))
+    assert (got == moves).all()
+    assert np.allclose(averaged_logits(net, data.obs[idx], data.feats[moves],
+                                       data.count[idx]), data.target[moves], atol=1e-6)
+    assert cand.feats.shape == (len(moves), data.feats.shape[1])
+
+
+def test_a_run_fits_carries_the_scorer_and_resumes_to_the_same_weights(
+        tmp_path: Path) -> None:
+    base_file = _policy_file(tmp_path)  # one file: weights drawn with other thread counts differ
+    whole = trainer.start(_cfg(tmp_path / "a", "distill_epochs=2", base=base_file),
+                          progress=False, log=_quiet)
+    run = Path(whole["run_dir"])
+    assert whole["finished"]
+    evals = (run / "evaluations.jsonl").read_text().splitlines()
+    assert len(evals) == 2 and '"heldout_teacher_agreement"' in evals[0]
+    base = load_checkpoint(base_file)
+    policy = load_checkpoint(run / "policy.pt")
+    assert "teacher" not in policy
+    # the last-deal scorer is carried over unchanged; the network has moved
+    assert all(torch.equal(v, base["last_deal"]["model"][k])
+               for k, v in policy["last_deal"]["model"].items())
+    assert not torch.equal(policy["model"]["encoder.0.weight"],
+                           base["model"]["encoder.0.weight"])
+    assert build_last_deal(policy) is not None
+
+    steps: list[int] = []
+    real = SuitDistillTrainer.step
+
+    def step_then_stop(self, data, idx):  # noqa: ANN001, ANN202
+        steps.append(len(idx))
+        if len(steps) == 5:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(self, data, idx)
+
+    SuitDistillTrainer.step = step_then_stop
+    try:
+        out = trainer.start(_cfg(tmp_path / "b", "distill_epochs=2", base=base_file),
+                            progress=False, log=_quiet)
+    finally:
+        SuitDistillTrainer.step = real
+    stopped = Path(out["run_dir"])
+    assert not out["finished"] and "SIGTERM" in out["reason"]
+    ck = load_checkpoint(stopped / "checkpoints" / "latest.pt", kind="training")
+    assert (ck["counters"]["epoch"], ck["counters"]["step"]) == (0, 5) and "teacher" in ck
+    assert trainer.resume(stopped, progress=False, log=_quiet)["finished"]
+    again = load_checkpoint(stopped / "policy.pt")
+    assert all(torch.equal(v, policy["model"][k]) for k, v in again["model"].items())
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["init_from="], "needs 'init_from'"),
+    (["backend=ray"], "runs with backend: local"),
+    (["distill_lr=0"], "'distill_lr' = 0.0 is out of range"),
+])
+def test_bad_suit_distill_configs_are_refused(extra: list[str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(CONFIG, extra)
