@@ -51,12 +51,18 @@ def _action_maps() -> np.ndarray:
 ACTION_MAPS = _action_maps()
 """(6, 16204): ``ACTION_MAPS[k, a]`` is catalogue id ``a`` under permutation ``k``."""
 
-_OBS_INDEX = np.arange(OBS_DIM).reshape(1, OBS_DIM).repeat(len(SUIT_PERMUTATIONS), 0)
-for _k in range(len(SUIT_PERMUTATIONS)):
-    for _start in range(CARD_SETS.start, CARD_SETS.stop, N_CARDS):
-        # new[start + map[c]] = old[start + c]
-        _OBS_INDEX[_k, _start + CARD_MAPS[_k]] = _start + np.arange(N_CARDS)
-_OBS_INDEX.setflags(write=False)
+def _obs_index() -> np.ndarray:
+    """(6, 216): ``obs[..., _OBS_INDEX[k]]`` is the observation under permutation ``k``
+    (each 40-card slice's entry for card ``map[c]`` is the old entry for ``c``)."""
+    out = np.tile(np.arange(OBS_DIM), (len(SUIT_PERMUTATIONS), 1))
+    for k in range(len(SUIT_PERMUTATIONS)):
+        for start in range(CARD_SETS.start, CARD_SETS.stop, N_CARDS):
+            out[k, start + CARD_MAPS[k]] = start + np.arange(N_CARDS)
+    out.setflags(write=False)
+    return out
+
+
+_OBS_INDEX = _obs_index()
 
 
 def permute_obs(obs: np.ndarray, k: int) -> np.ndarray:

@@ -211,7 +211,7 @@ class LastDealTrainer(SupervisedStage):
         self.net.load_state_dict(ck["last_deal"]["model"])
 
 
-def base_policy(cfg: TrainConfig) -> PolicyNet:
+def prepare(cfg: TrainConfig) -> PolicyNet:
     """The PPO network of ``init_from`` (its last-deal scorer, if any, is replaced)."""
     from scopa_policy.checkpoint import build_model, load_checkpoint
 
@@ -222,7 +222,7 @@ def base_policy(cfg: TrainConfig) -> PolicyNet:
 
 def start(cfg: TrainConfig, run_dir: Path, policy: PolicyNet,
           log: Callable[[str], None] = print) -> dict[str, Any]:
-    """A new run in ``run_dir`` for the PPO network ``policy`` (``base_policy``)."""
+    """A new run in ``run_dir`` for the PPO network ``policy`` (``prepare``)."""
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     return LastDealTrainer(cfg, run_dir, policy, log=log).train()
 
@@ -238,4 +238,4 @@ def resume(ck: dict[str, Any], cfg: TrainConfig, run_dir: Path,
 
 
 __all__ = ["Positions", "RecordingTeacher", "collect_positions", "LastDealTrainer",
-           "best_set_loss", "score_heldout", "base_policy", "start", "resume"]
+           "best_set_loss", "score_heldout", "prepare", "start", "resume"]

@@ -39,8 +39,13 @@ import torch
 import yaml
 
 from scopa_env.observation import DECK_COUNT
-from scopa_env.symmetry import SUIT_PERMUTATIONS, permute_obs, permute_obs_rows
-from scopa_policy.checkpoint import build_last_deal, build_model, policy_checkpoint
+from scopa_env.symmetry import SUIT_PERMUTATIONS, permute_obs_rows
+from scopa_policy.checkpoint import (
+    CheckpointError,
+    build_last_deal,
+    build_model,
+    policy_checkpoint,
+)
 from scopa_policy.features import SUIT_VIEW_COLUMNS, Candidates
 from scopa_policy.last_deal import LastDealNet
 from scopa_policy.network import PolicyNet
@@ -61,40 +66,33 @@ class Decisions(FlatDecisions):
     target: np.ndarray  # (M,) float32
 
 
-def view_inputs(data: Decisions, idx: np.ndarray, views: np.ndarray
+def view_inputs(data: FlatDecisions, feats: np.ndarray, idx: np.ndarray, views: np.ndarray
                 ) -> tuple[torch.Tensor, Candidates, np.ndarray]:
-    """Decisions ``idx`` seen under suit views ``views`` (len(idx),): observations, their
-    candidates, and the flat move index of each candidate."""
+    """Decisions ``idx`` of ``data`` (move features ``feats``) seen under suit views
+    ``views`` (len(idx),): observations, their candidates, and the flat move index of
+    each candidate."""
     moves, row, col = data.moves(idx)
     obs = permute_obs_rows(data.obs[idx], views)
-    feats = data.feats[moves[:, None], SUIT_VIEW_COLUMNS[views[row]]]
-    cand = Candidates(torch.from_numpy(feats), torch.from_numpy(row), torch.from_numpy(col),
-                      int(data.count[idx].max()))
+    view_feats = feats[moves[:, None], SUIT_VIEW_COLUMNS[views[row]]]
+    cand = Candidates(torch.from_numpy(view_feats), torch.from_numpy(row),
+                      torch.from_numpy(col), int(data.count[idx].max()))
     return torch.from_numpy(obs), cand, moves
 
 
-def averaged_logits(net: PolicyNet, obs: np.ndarray, feats: np.ndarray, count: np.ndarray,
+def averaged_logits(net: PolicyNet, data: FlatDecisions, feats: np.ndarray,
                     chunk: int = 8192) -> np.ndarray:
-    """The network's logits (M,) of every move, averaged over the 6 suit views of its
-    decision: ``obs`` (N, 216), ``feats`` (M, ACTION_DIM), ``count`` (N,) moves each."""
+    """The network's logits (M,) of every move of ``data``'s decisions (features
+    ``feats`` (M, ACTION_DIM)), averaged over the 6 suit views of its decision."""
     out = np.empty(len(feats), np.float32)
-    start = np.cumsum(count) - count
     with torch.no_grad():
-        for a in range(0, len(obs), chunk):
-            cnt = count[a:a + chunk]
-            row = np.repeat(np.arange(len(cnt)), cnt)
-            col = np.arange(len(row)) - (np.cumsum(cnt) - cnt)[row]
-            first = start[a]
-            f = feats[first:first + len(row)]
-            total = np.zeros(len(row), np.float64)
+        for a in range(0, len(data), chunk):
+            idx = np.arange(a, min(a + chunk, len(data)))
+            total = 0.0
             for k in range(VIEWS):
-                cand = Candidates(torch.from_numpy(np.ascontiguousarray(
-                    f[:, SUIT_VIEW_COLUMNS[k]])), torch.from_numpy(row),
-                    torch.from_numpy(col), int(cnt.max()))
-                logits, _ = net.forward_moves(
-                    torch.from_numpy(permute_obs(obs[a:a + chunk], k)), cand)
-                total += logits[cand.row, cand.col].numpy()
-            out[first:first + len(row)] = total / VIEWS
+                obs, cand, moves = view_inputs(data, feats, idx, np.full(len(idx), k))
+                logits, _ = net.forward_moves(obs, cand)
+                total = total + logits[cand.row, cand.col].double().numpy()
+            out[moves] = total / VIEWS
     return out
 
 
@@ -115,26 +113,26 @@ def collect_decisions(policy: PolicyNet, cfg: TrainConfig, skip_last_deal: bool,
         batch, steps = next(rollouts)
         env_steps += steps
         rollout += 1
-        n = batch.move_count.numpy()
-        keep = n > 1
+        rows = FlatDecisions(batch.obs.numpy(), batch.move_start.numpy(),
+                             batch.move_count.numpy())
+        keep = rows.count > 1
         if skip_last_deal:
-            keep &= batch.obs[:, DECK_COUNT].numpy()[:, 0] > 0
+            keep &= rows.obs[:, DECK_COUNT][:, 0] > 0
         idx = np.flatnonzero(keep)
-        start = batch.move_start.numpy()[idx]
-        row = np.repeat(np.arange(len(idx)), n[idx])
-        col = np.arange(len(row)) - (np.cumsum(n[idx]) - n[idx])[row]
-        obs.append(batch.obs.numpy()[idx])
-        feats.append(batch.feats.numpy()[start[row] + col])
-        count.append(n[idx])
+        obs.append(rows.obs[idx])
+        feats.append(batch.feats.numpy()[rows.moves(idx)[0]])
+        count.append(rows.count[idx])
         kept += len(idx)
         if rollout % 10 == 0:
             log(f"collected {kept:,} decisions in {rollout} rollouts, "
                 f"{time.perf_counter() - t0:.0f} s")
-    o, f, c = np.concatenate(obs), np.concatenate(feats), np.concatenate(count)
-    target = averaged_logits(policy, o, f, c)
-    log(f"targets: {len(o):,} decisions x {VIEWS} suit views, "
+    c = np.concatenate(count)
+    flat = FlatDecisions(np.concatenate(obs), np.cumsum(c) - c, c)
+    f = np.concatenate(feats)
+    target = averaged_logits(policy, flat, f)
+    log(f"targets: {len(flat):,} decisions x {VIEWS} suit views, "
         f"{time.perf_counter() - t0:.0f} s")
-    return Decisions(o, np.cumsum(c) - c, c, f, target), env_steps
+    return Decisions(flat.obs, flat.start, flat.count, f, target), env_steps
 
 
 def padded(per_move: np.ndarray, row: np.ndarray, col: np.ndarray, n: int, width: int
@@ -169,22 +167,20 @@ class SuitDistillTrainer(SupervisedStage):
                  + (" (the last deal left to the last-deal scorer)" if skip else ""))
         data, steps = collect_decisions(self.teacher, self.cfg, skip, self.log, halted)
         if data is not None:
-            held = np.arange(len(data) - max(1, int(len(data) * self.holdout)), len(data))
+            alone = self._figures(self.teacher, data, self.held_out(len(data)))
             self.log(f"the teacher alone, one view, plays the averaged teacher's move in "
-                     f"{self._agreement(self.teacher, data, held):.3f} of held-out decisions")
+                     f"{alone['teacher_agreement']:.3f} of held-out decisions")
         return data, steps
 
     def step(self, data: Decisions, idx: np.ndarray) -> torch.Tensor:
         c = self.counters  # the views are seeded by the minibatch: a resume draws the same
         rng = np.random.default_rng((self.cfg.seed, c["epoch"], c["step"]))
-        obs, cand, moves = view_inputs(data, idx, rng.integers(0, VIEWS, len(idx)))
+        obs, cand, moves = view_inputs(data, data.feats, idx,
+                                       rng.integers(0, VIEWS, len(idx)))
         logits, _ = self.net.forward_moves(obs, cand)
         target = padded(data.target[moves], cand.row.numpy(), cand.col.numpy(), len(idx),
                         cand.width).softmax(1)
         return -(target * logits.log_softmax(1)).sum(1).mean()
-
-    def _agreement(self, net: PolicyNet, data: Decisions, idx: np.ndarray) -> float:
-        return self._figures(net, data, idx)["teacher_agreement"]
 
     def _figures(self, net: PolicyNet, data: Decisions, idx: np.ndarray,
                  chunk: int = 8192) -> dict[str, float]:
@@ -192,7 +188,7 @@ class SuitDistillTrainer(SupervisedStage):
         with torch.no_grad():
             for a in range(0, len(idx), chunk):
                 sub = idx[a:a + chunk]
-                obs, cand, moves = view_inputs(data, sub, np.zeros(len(sub), np.int64))
+                obs, cand, moves = view_inputs(data, data.feats, sub, np.zeros(len(sub), np.int64))
                 logits, _ = net.forward_moves(obs, cand)
                 target = padded(data.target[moves], cand.row.numpy(), cand.col.numpy(),
                                 len(sub), cand.width)
@@ -216,7 +212,7 @@ class SuitDistillTrainer(SupervisedStage):
         self.net.load_state_dict(ck["model"])
 
 
-def base_parts(cfg: TrainConfig) -> tuple[PolicyNet, LastDealNet | None]:
+def prepare(cfg: TrainConfig) -> tuple[PolicyNet, LastDealNet | None]:
     """The PPO network and the last-deal scorer (if any) of ``init_from``."""
     from scopa_policy.checkpoint import load_checkpoint
 
@@ -228,13 +224,17 @@ def base_parts(cfg: TrainConfig) -> tuple[PolicyNet, LastDealNet | None]:
 
 def start(cfg: TrainConfig, run_dir: Path, parts: tuple[PolicyNet, LastDealNet | None],
           log: Callable[[str], None] = print) -> dict[str, Any]:
-    """A new run in ``run_dir`` from ``base_parts(cfg)``."""
+    """A new run in ``run_dir`` from ``prepare(cfg)``."""
     (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
     return SuitDistillTrainer(cfg, run_dir, *parts, log=log).train()
 
 
 def resume(ck: dict[str, Any], cfg: TrainConfig, run_dir: Path,
            log: Callable[[str], None] = print) -> dict[str, Any]:
+    if "teacher" not in ck:
+        raise CheckpointError(f"checkpoint {ck.get('path')!r} is damaged: a suit_distill "
+                              f"training checkpoint holds its teacher network, this one "
+                              f"has none")
     teacher = build_model({**ck, **ck["teacher"]})
     trainer = SuitDistillTrainer(cfg, run_dir, teacher, build_last_deal(ck), resume=ck,
                                  log=log)
@@ -244,4 +244,4 @@ def resume(ck: dict[str, Any], cfg: TrainConfig, run_dir: Path,
 
 
 __all__ = ["Decisions", "SuitDistillTrainer", "averaged_logits", "collect_decisions",
-           "base_parts", "start", "resume"]
+           "prepare", "start", "resume"]

@@ -9,7 +9,8 @@ rate, a held-out share scored after every epoch (TensorBoard ``TAG/...``, the ru
 stop, during the collection too; ``--resume`` collects the same decisions again (the
 collection is seeded and its policy fixed) and goes on from the minibatch where the run
 stopped. A subclass says what is collected, what one minibatch step is, how the held-out
-share is scored and what the checkpoint holds.
+share is scored and what the checkpoint holds; its module has ``prepare(cfg)`` (what
+``init_from`` gives it), ``start`` and ``resume``, which ``trainer`` calls.
 """
 
 from __future__ import annotations
@@ -151,6 +152,10 @@ class SupervisedStage:
         raise NotImplementedError
 
     # -- the loop ----------------------------------------------------------------------
+    def held_out(self, n: int) -> np.ndarray:
+        """The held-out decisions of ``n`` collected: the last ``holdout`` share."""
+        return np.arange(n - max(1, int(n * self.holdout)), n)
+
     def checkpoint_dict(self, kind: str = "training") -> dict[str, Any]:
         """A training checkpoint, or (``kind="policy"``) the policy file."""
         trained = self.counters["update"] > 0
@@ -203,9 +208,9 @@ class SupervisedStage:
         """The epochs from where the counters stand; why they stopped early, or None."""
         cfg, c = self.cfg, self.counters
         c["decisions"] = len(data)
-        held = max(1, int(len(data) * self.holdout))
-        train_idx, held_idx = np.arange(len(data) - held), np.arange(len(data) - held,
-                                                                     len(data))
+        held_idx = self.held_out(len(data))
+        held = len(held_idx)
+        train_idx = np.arange(len(data) - held)
         per_epoch = math.ceil(len(train_idx) / self.batch)
         total = per_epoch * self.epochs
         self.log(f"{len(data):,} decisions ({held:,} held out); {self.epochs} "

@@ -603,6 +603,20 @@ def starting_weights(cfg: TrainConfig) -> dict[str, torch.Tensor]:
     return weights
 
 
+def supervised_stage(algo: str) -> Any:
+    """The module of a supervised stage (``prepare``, ``start``, ``resume``:
+    ``scopa_train.supervised``), or None for PPO."""
+    if algo == "last_deal":
+        from . import last_deal
+
+        return last_deal
+    if algo == "suit_distill":
+        from . import suit_distill
+
+        return suit_distill
+    return None
+
+
 def start(cfg: TrainConfig, progress: bool = True, stop_after_updates: int | None = None,
           log: Callable[[str], None] = print,
           init_weights: dict[str, torch.Tensor] | None = None) -> dict[str, Any]:
@@ -610,18 +624,11 @@ def start(cfg: TrainConfig, progress: bool = True, stop_after_updates: int | Non
     ``init_weights``: the network's starting weights (a state dict of the config's shape;
     default: those of ``init_from``, else a fresh initialisation)."""
     cfg.torch_device()  # a device that is not there fails before the run directory exists
-    if cfg.algo == "last_deal":
-        from . import last_deal
-
-        policy = last_deal.base_policy(cfg)  # a bad init_from fails before the run exists
+    stage = supervised_stage(cfg.algo)
+    if stage is not None:
+        parts = stage.prepare(cfg)  # a bad init_from fails before the run exists
         run_dir = make_run_dir(cfg)
-        return last_deal.start(cfg, run_dir, policy, log=log)
-    if cfg.algo == "suit_distill":
-        from . import suit_distill
-
-        parts = suit_distill.base_parts(cfg)  # a bad init_from fails before the run exists
-        run_dir = make_run_dir(cfg)
-        return suit_distill.start(cfg, run_dir, parts, log=log)
+        return stage.start(cfg, run_dir, parts, log=log)
     check_eval_opponents(cfg)
     if init_weights is None and cfg.init_from:
         init_weights = starting_weights(cfg)
@@ -661,14 +668,9 @@ def resume(path: str | Path, overrides: dict[str, Any] | None = None, progress: 
     cfg.torch_device()
     run_dir = ck_path.parent.parent
     clean_run_temps(run_dir, log)
-    if cfg.algo == "last_deal":
-        from . import last_deal
-
-        return last_deal.resume(ck, cfg, run_dir, log=log)
-    if cfg.algo == "suit_distill":
-        from . import suit_distill
-
-        return suit_distill.resume(ck, cfg, run_dir, log=log)
+    stage = supervised_stage(cfg.algo)
+    if stage is not None:
+        return stage.resume(ck, cfg, run_dir, log=log)
     check_eval_opponents(cfg)
     trainer = Trainer(cfg, run_dir, resume=ck, progress=progress, log=log)
     # only once the checkpoint fits the config: a refused resume changes nothing

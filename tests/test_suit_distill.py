@@ -13,7 +13,13 @@ import pytest
 import torch
 
 from scopa_env.rules import make_rules
-from scopa_policy.checkpoint import build_last_deal, load_checkpoint, policy_checkpoint, save_atomic
+from scopa_policy.checkpoint import (
+    CheckpointError,
+    build_last_deal,
+    load_checkpoint,
+    policy_checkpoint,
+    save_atomic,
+)
 from scopa_policy.last_deal import LastDealNet
 from scopa_policy.network import PolicyNet
 from scopa_policy.symmetry import SuitAveraged
@@ -45,9 +51,9 @@ def _cfg(tmp_path: Path, *extra: str, base: Path | None = None):
 
 def _collected(tmp_path: Path):
     cfg = _cfg(tmp_path)
-    from scopa_train.suit_distill import base_parts, collect_decisions
+    from scopa_train.suit_distill import collect_decisions, prepare
 
-    net, _ = base_parts(cfg)
+    net, _ = prepare(cfg)
     data, steps = collect_decisions(net.eval(), cfg, True, _quiet)
     return net, data, steps
 
@@ -63,10 +69,10 @@ def test_targets_are_the_agents_suit_averaged_scores(tmp_path: Path) -> None:
                                        data.feats[moves], row)
     assert np.allclose(data.target[moves], want, atol=1e-4)
     # a view's inputs are the mapped decision's
-    obs, cand, got = view_inputs(data, idx, np.full(40, 3))
+    obs, cand, got = view_inputs(data, data.feats, idx, np.full(40, 3))
     assert (got == moves).all()
-    assert np.allclose(averaged_logits(net, data.obs[idx], data.feats[moves],
-                                       data.count[idx]), data.target[moves], atol=1e-6)
+    assert np.allclose(averaged_logits(net, data, data.feats)[moves], data.target[moves],
+                       atol=1e-6)
     assert cand.feats.shape == (len(moves), data.feats.shape[1])
 
 
@@ -121,3 +127,13 @@ def test_a_run_fits_carries_the_scorer_and_resumes_to_the_same_weights(
 def test_bad_suit_distill_configs_are_refused(extra: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_config(CONFIG, extra)
+
+
+def test_a_training_checkpoint_without_its_teacher_is_refused(tmp_path: Path) -> None:
+    out = trainer.start(_cfg(tmp_path, "distill_epochs=1"), progress=False, log=_quiet)
+    final = Path(out["run_dir"]) / "checkpoints" / "final.pt"
+    ck = load_checkpoint(final, kind="training")
+    del ck["teacher"], ck["path"]
+    save_atomic(ck, final)
+    with pytest.raises(CheckpointError, match=r"final\.pt.*damaged.*teacher network"):
+        trainer.resume(final, progress=False, log=_quiet)

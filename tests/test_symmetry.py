@@ -123,3 +123,10 @@ def test_suit_averaged_scores_are_the_mean_over_views_and_the_same_in_every_view
         assert np.allclose(avg.logits_flat(permute_obs(obs, k), ACTION_MAPS[k, ids], row),
                            got, atol=1e-8)
     assert not np.allclose(base.logits_flat(obs, ids, row), got)
+
+
+def test_an_unknown_suits_mode_is_refused() -> None:
+    from scopa_policy.agent import load_policy_agent
+
+    with pytest.raises(ValueError, match="suits must be one of last_deal, all, none, got 'two'"):
+        load_policy_agent(None, suits="two")
