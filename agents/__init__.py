@@ -10,8 +10,9 @@ Agents are named by spec strings everywhere (CLI, configs, records):
 - ``pretrained``: the shipped trained policy (the network alone);
 - ``pretrained:endgame=exact``: the same network, with the last deal of a 2-player
   hand (deck empty, every card known) played exactly (``agents.endgame``);
-  ``pretrained:suits=last_deal|all|none``: which decisions' scores are averaged over the
-  6 views with the plain suits renamed (default ``last_deal``; ``scopa_policy.symmetry``);
+  ``pretrained:suits=close|last_deal|all|none``: which decisions' scores are averaged
+  over the 6 views with the plain suits renamed (default ``close``: the last deal's and
+  the close calls; ``scopa_policy.symmetry``);
 - ``sb3:PATH``: a Stable-Baselines3 ``MaskablePPO`` model trained on ``scopa/Scopa-v0``
   (``agents.gym_env``; needs ``pip install -e .[sb3]``);
 - ``py:package.module:ATTR`` / ``py:path/to/file.py:ATTR`` (``,name=value`` parameters
@@ -37,10 +38,11 @@ from .pimc import PIMCAgent
 AGENTS: dict[str, type[BaseAgent]] = {
     cls.name: cls for cls in (RandomAgent, GreedyAgent, ExpertAgent, PIMCAgent)}
 ENDGAME_MODES = ("net", "exact")  # pretrained:endgame=... (scopa_policy.agent)
-SUIT_MODES = ("last_deal", "all", "none")  # pretrained:suits=... (scopa_policy.symmetry)
+SUIT_MODES = ("close", "last_deal", "all", "none")  # pretrained:suits=... (the first: default)
+DEFAULT_SUITS = SUIT_MODES[0]
 PRETRAINED_PARAMS = {"endgame": ENDGAME_MODES, "suits": SUIT_MODES}
 LEARNED = {"ckpt": "ckpt:PATH  (a trained policy: checkpoint file or run directory)",
-           "pretrained": "pretrained[:endgame=exact][,suits=last_deal|all|none]  (the "
+           "pretrained": "pretrained[:endgame=exact][,suits=close|last_deal|all|none]  (the "
                          "shipped trained policy; endgame=exact: the last deal of a "
                          "2-player hand played exactly; suits: which decisions average the "
                          "6 suit-renamed views)",
@@ -131,7 +133,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
                              f"with torch), which could not be imported: {e}") from e
         return learned.load_policy_agent(params.get("path"), seed=seed,
                                          endgame=params.get("endgame", "net"),
-                                         suits=params.get("suits", "last_deal"))
+                                         suits=params.get("suits", DEFAULT_SUITS))
     if name not in AGENTS:  # py: or entry point
         obj, params = plugins.resolve(spec, set(AGENTS) | set(LEARNED))  # type: ignore[misc]
         return plugins.build(spec, obj, params, seed)

@@ -9,7 +9,8 @@ views of a decision (``scopa_policy.symmetry``).
 
 ``SUIT_PERMUTATIONS[k]`` maps suit -> suit (the identity first); ``CARD_MAPS[k]`` card id
 -> card id, ``ACTION_MAPS[k]`` catalogue id -> catalogue id, ``permute_obs(obs, k)`` the
-observation's card slices (``permute_obs_rows``: a permutation per row), ``permute_mask``
+observation's card slices (``permute_obs_rows``: a permutation per row;
+``permute_obs_views``: several views of each row), ``permute_mask``
 a card bitmask.
 """
 
@@ -70,10 +71,16 @@ def permute_obs(obs: np.ndarray, k: int) -> np.ndarray:
     return obs[..., _OBS_INDEX[k]]
 
 
+def permute_obs_views(obs: np.ndarray, views: np.ndarray) -> np.ndarray:
+    """Observations (B, 216) under each permutation of ``views`` (V,) -> (V * B, 216),
+    view-major: rows ``v * B .. v * B + B - 1`` are ``permute_obs(obs, views[v])``."""
+    return obs[:, _OBS_INDEX[views]].transpose(1, 0, 2).reshape(-1, obs.shape[1])
+
+
 def permute_obs_rows(obs: np.ndarray, ks: np.ndarray) -> np.ndarray:
     """Observations (N, 216), row ``i`` under permutation ``ks[i]``."""
     return obs[np.arange(len(obs))[:, None], _OBS_INDEX[ks]]
 
 
 __all__ = ["ACTION_MAPS", "CARD_MAPS", "SUIT_PERMUTATIONS", "permute_mask", "permute_obs",
-           "permute_obs_rows"]
+           "permute_obs_rows", "permute_obs_views"]

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents import ENDGAME_MODES, SUIT_MODES
+from agents import DEFAULT_SUITS, ENDGAME_MODES, SUIT_MODES
 from agents.endgame import EndgameSolver, position_from_obs
 from scopa_env.observation import InfoSet, encode_info
 from scopa_env.rules import Rules
@@ -44,7 +44,7 @@ from .checkpoint import (
 )
 from .last_deal import LastDealNet
 from .network import PolicyNet
-from .symmetry import SuitAveraged
+from .symmetry import CloseCalls, SuitAveraged
 
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 PRETRAINED = PRETRAINED_DIR / "default.pt"  # the 2-player weights
@@ -68,18 +68,21 @@ class PolicyAgent:
     best exact value (``agents.endgame``), the networks choosing among equally good ones;
     elsewhere, and with ``endgame="net"`` (the default), the networks alone.
     ``suits``: which scores are averaged over the 6 suit views of the decision
-    (``scopa_policy.symmetry``): the last-deal scorer's (``"last_deal"``, the default),
-    every decision's (``"all"``) or none (``"none"``)."""
+    (``scopa_policy.symmetry``): the last-deal scorer's and, of the policy network's, the
+    close calls (``"close"``, the default: ``CloseCalls``), the last-deal scorer's alone
+    (``"last_deal"``), every decision's (``"all"``) or none (``"none"``)."""
 
     def __init__(self, net: PolicyNet, spec: str = "policy", seed: int | None = None,
                  sample: bool = False, meta: dict[str, Any] | None = None,
                  endgame: str = "net", last_deal: LastDealNet | None = None,
-                 suits: str = "last_deal") -> None:
+                 suits: str = DEFAULT_SUITS) -> None:
         _check_modes(endgame, suits)
         self.net = net.eval()
         self.scorer = net.numpy_scorer()
         if suits == "all":
             self.scorer = SuitAveraged(self.scorer)
+        elif suits == "close":
+            self.scorer = CloseCalls(self.scorer)
         self.last_deal = last_deal.eval() if last_deal is not None else None
         self.last_deal_scorer = None
         if last_deal is not None:
@@ -231,11 +234,11 @@ class PretrainedAgent:
     plays (see ``pretrained_path``)."""
 
     def __init__(self, seed: int | None = None, sample: bool = False,
-                 endgame: str = "net", suits: str = "last_deal") -> None:
+                 endgame: str = "net", suits: str = DEFAULT_SUITS) -> None:
         _check_modes(endgame, suits)
         self.seed, self.sample, self.endgame, self.suits = seed, sample, endgame, suits
         params = ([f"endgame={endgame}"] if endgame != "net" else []) + (
-            [f"suits={suits}"] if suits != "last_deal" else [])
+            [f"suits={suits}"] if suits != DEFAULT_SUITS else [])
         self.spec = "pretrained" + (":" + ",".join(params) if params else "")
         self._agents: dict[Path, PolicyAgent] = {}
         self._by_rules: dict[Rules, PolicyAgent] = {}
@@ -295,7 +298,7 @@ def _weights(path: str, stamp: tuple[int, int]
 
 
 def _load(path: str | Path, spec: str, seed: int | None, sample: bool,
-          endgame: str = "net", suits: str = "last_deal") -> PolicyAgent:
+          endgame: str = "net", suits: str = DEFAULT_SUITS) -> PolicyAgent:
     file = checkpoint_file(path)
     try:
         st = file.stat()
@@ -308,7 +311,7 @@ def _load(path: str | Path, spec: str, seed: int | None, sample: bool,
 
 
 def load_policy_agent(path: str | Path | None, seed: int | None = None,
-                      sample: bool = False, endgame: str = "net", suits: str = "last_deal"
+                      sample: bool = False, endgame: str = "net", suits: str = DEFAULT_SUITS
                       ) -> PolicyAgent | PretrainedAgent:
     """The agent of a checkpoint file or run directory; ``None``: the shipped
     ``pretrained`` agent (the weights for each game's rules). ``endgame="exact"``: the

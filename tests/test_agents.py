@@ -44,9 +44,10 @@ def test_specs_build_and_are_canonical():
     ("pimc:worlds", r"needs a value"),
     ("pimc:worlds=0", r"at least 1"),
     ("ckpt:", r"needs a path"),
-    ("pretrained:x=1", r"takes the parameters endgame=net\|exact, suits=last_deal\|all\|none"),
+    ("pretrained:x=1",
+     r"takes the parameters endgame=net\|exact, suits=close\|last_deal\|all\|none"),
     ("pretrained:endgame=deep", r"takes the parameters endgame=net\|exact, suits="),
-    ("pretrained:suits=two", r"suits=last_deal\|all\|none; got .suits=two."),
+    ("pretrained:suits=two", r"suits=close\|last_deal\|all\|none; got .suits=two."),
     ("", r"empty"),
 ])
 def test_bad_specs_name_what_exists(spec, message):
@@ -57,7 +58,7 @@ def test_bad_specs_name_what_exists(spec, message):
 def test_learned_specs_go_through_the_inference_layer(monkeypatch):
     calls = []
     fake = types.ModuleType("scopa_policy.agent")
-    fake.load_policy_agent = (lambda path, seed=None, endgame="net", suits="last_deal":
+    fake.load_policy_agent = (lambda path, seed=None, endgame="net", suits="close":
                               calls.append((path, seed, endgame, suits)) or "agent")
     monkeypatch.setitem(sys.modules, "scopa_policy.agent", fake)
     import scopa_policy
@@ -66,8 +67,8 @@ def test_learned_specs_go_through_the_inference_layer(monkeypatch):
     assert make_agent("pretrained", seed=6) == "agent"
     assert make_agent("pretrained:endgame=exact", seed=7) == "agent"
     assert make_agent("pretrained:suits=all,endgame=exact", seed=8) == "agent"
-    assert calls == [("runs/a/latest.pt", 5, "net", "last_deal"),
-                     (None, 6, "net", "last_deal"), (None, 7, "exact", "last_deal"),
+    assert calls == [("runs/a/latest.pt", 5, "net", "close"),
+                     (None, 6, "net", "close"), (None, 7, "exact", "close"),
                      (None, 8, "exact", "all")]
 
 

@@ -35,17 +35,19 @@ def test_act_batch_equals_act_on_every_position() -> None:
         obs = np.stack([encode_info(i) for i in choice])
         ids = np.concatenate([np.asarray(i.legal_actions) for i in choice])
         row = np.repeat(np.arange(len(choice)), [len(i.legal_actions) for i in choice])
-        flat = agent.scorer.logits_flat(obs, ids, row)
-        one = np.concatenate([agent.scorer.logits(encode_info(i), np.asarray(i.legal_actions))
+        net = agent.net.numpy_scorer()  # the network's own scores, one view
+        flat = net.logits_flat(obs, ids, row)
+        one = np.concatenate([net.logits(encode_info(i), np.asarray(i.legal_actions))
                               for i in choice])
         assert np.allclose(flat, one, rtol=0, atol=1e-9)
 
 
-@pytest.mark.parametrize("suits", ["all", "none"])
+@pytest.mark.parametrize("suits", ["last_deal", "all", "none"])
 def test_act_batch_equals_act_whatever_is_averaged_over_suit_views(suits: str) -> None:
-    """The same with the policy network's scores averaged over the 6 suit views (moves
-    that a renaming maps onto each other tie exactly and the first wins), and with no
-    averaging at all (the last-deal scorer in one view)."""
+    """The same with the policy network's scores averaged over the 6 suit views on every
+    decision rather than on the close calls only (the default; moves that a renaming
+    maps onto each other tie exactly and the first wins), on the last deal only, and
+    with no averaging at all (the last-deal scorer in one view)."""
     agent = load_policy_agent(None, suits=suits).policy(make_rules("scopa"))
     infos = _positions(agent, "scopa", 2, 40)
     assert agent.act_batch(infos) == [agent.act(i) for i in infos]
@@ -59,3 +61,18 @@ def test_act_batch_handles_forced_and_empty_batches() -> None:
         apply(s, s.legal_actions()[0])
     info = info_set(s, s.to_move)
     assert agent.act_batch([info, info]) == [info.legal_actions[0]] * 2
+
+
+def test_one_blas_thread_limits_blas_inside_the_block_and_restores_it() -> None:
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    from scopa_policy.network import one_blas_thread
+
+    def blas_threads() -> list[int]:
+        return [p["num_threads"] for p in threadpool_info() if p["user_api"] == "blas"]
+
+    with threadpool_limits(limits=2, user_api="blas"):
+        assert blas_threads() and set(blas_threads()) == {2}
+        with one_blas_thread():
+            assert set(blas_threads()) == {1}
+        assert set(blas_threads()) == {2}

@@ -22,11 +22,12 @@ from scopa_env.symmetry import (
     permute_mask,
     permute_obs,
     permute_obs_rows,
+    permute_obs_views,
 )
 from scopa_policy.features import SUIT_VIEW_COLUMNS, action_inputs_np
 from scopa_policy.last_deal import LastDealNet
 from scopa_policy.network import PolicyNet
-from scopa_policy.symmetry import SuitAveraged
+from scopa_policy.symmetry import CloseCalls, SuitAveraged, top_two_gap
 
 VARIANTS = [({}, 2), ({"last_play_scopa": True}, 2), ({"ace_takes_all": True}, 2),
             ({"capture_rule": "fewest"}, 2), ({"napola": True, "re_bello": True}, 2),
@@ -85,6 +86,15 @@ def test_permute_obs_rows_applies_each_rows_permutation() -> None:
         assert (rows[i] == permute_obs(obs[i], k)).all()
 
 
+def test_permute_obs_views_stacks_each_view_of_every_row() -> None:
+    obs = np.random.default_rng(2).random((3, 216))
+    views = np.array([4, 0, 2])
+    got = permute_obs_views(obs, views)
+    assert got.shape == (9, 216)
+    for v, k in enumerate(views):
+        assert (got[3 * v:3 * v + 3] == permute_obs(obs, k)).all()
+
+
 def _decisions(players: int = 2, n: int = 12) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Observations, legal ids and each id's decision of the first ``n`` random plies."""
     rules = make_rules("scopa", players=players)
@@ -125,8 +135,35 @@ def test_suit_averaged_scores_are_the_mean_over_views_and_the_same_in_every_view
     assert not np.allclose(base.logits_flat(obs, ids, row), got)
 
 
+def test_top_two_gap_is_the_best_score_less_the_next_best_per_decision() -> None:
+    scores = np.array([1.0, 3.0, 4.0, 2.5, 5.0, 5.0, 7.0, -1.0])
+    row = np.array([0, 0, 1, 0, 2, 2, 3, 1])  # decisions' moves need not be contiguous
+    assert top_two_gap(scores, row, 5).tolist() == [0.5, 5.0, 0.0, np.inf, np.inf]
+
+
+def test_close_calls_average_only_the_decisions_one_view_finds_close() -> None:
+    torch.manual_seed(0)
+    base = PolicyNet().numpy_scorer()
+    obs, ids, row = _decisions(n=40)
+    feats = action_inputs_np(obs, ids, row)
+    one = np.round(base.scores(obs, feats, row), 8)
+    every = SuitAveraged(base).scores(obs, feats, row)
+    gap = top_two_gap(one, row, len(obs))
+    cut = float(np.median(gap[np.isfinite(gap)]))
+    got = CloseCalls(base, gap=cut).scores(obs, feats, row)
+    close = (gap < cut)[row]
+    assert 0 < close.sum() < (np.isfinite(gap)[row]).sum()
+    assert np.allclose(got[close], every[close], rtol=0, atol=2e-8)
+    assert (got[~close] == one[~close]).all()
+    assert (CloseCalls(base, gap=0.0).scores(obs, feats, row) == one).all()
+    choice = (np.bincount(row) > 1)[row]  # a lone move is never a close call
+    assert np.allclose(CloseCalls(base, gap=1e9).scores(obs, feats, row)[choice],
+                       every[choice], rtol=0, atol=2e-8)
+
+
 def test_an_unknown_suits_mode_is_refused() -> None:
     from scopa_policy.agent import load_policy_agent
 
-    with pytest.raises(ValueError, match="suits must be one of last_deal, all, none, got 'two'"):
+    with pytest.raises(ValueError,
+                       match="suits must be one of close, last_deal, all, none, got 'two'"):
         load_policy_agent(None, suits="two")
