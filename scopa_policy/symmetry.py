@@ -82,7 +82,10 @@ def top_two_gap(scores: np.ndarray, row: np.ndarray, n: int) -> np.ndarray:
     table = np.full((n, max(int(count.max(initial=0)), 2)), -np.inf)
     table[row[order], col] = scores[order]
     table.sort(1)
-    return np.where(count > 1, table[:, -1] - table[:, -2], np.inf)
+    gap = np.full(n, np.inf)
+    two = count > 1
+    gap[two] = table[two, -1] - table[two, -2]
+    return gap
 
 
 class CloseCalls:
