@@ -13,17 +13,22 @@ KILLER = '''
 import os, signal
 
 class Killer:
-    """Plays the first legal move; the first instance to act in a process that finds
-    no marker file leaves one and kills its own process (a worker dying mid-unit)."""
+    """Plays the first legal move; an instance that claims one of ``deaths`` marker
+    files kills its own process (a worker dying mid-unit). Each claim is an exclusive
+    create, so two workers starting together cannot both take the same death."""
 
     def __init__(self, seed=None, marker="", deaths=1):
         self.marker, self.deaths = marker, int(deaths)
 
     def act(self, info):
-        done = len(os.listdir(self.marker)) if os.path.isdir(self.marker) else 0
-        if done < self.deaths:
-            os.makedirs(self.marker, exist_ok=True)
-            open(os.path.join(self.marker, str(os.getpid())), "w").close()
+        os.makedirs(self.marker, exist_ok=True)
+        for k in range(self.deaths):
+            try:
+                fd = os.open(os.path.join(self.marker, str(k)),
+                             os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                continue
+            os.close(fd)
             os.kill(os.getpid(), signal.SIGKILL)
         return info.legal_actions[0]
 '''
