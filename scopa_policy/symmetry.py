@@ -31,7 +31,20 @@ class MoveScorer(Protocol):
         ...
 
 
-class SuitAveraged:
+class _FromFeatures:
+    """``logits_flat`` (``NumpyScorer``'s interface) from a ``scores`` over move features."""
+
+    def scores(self, obs: np.ndarray, feats: np.ndarray, row: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+    def logits_flat(self, obs: np.ndarray, ids: np.ndarray, row: np.ndarray) -> np.ndarray:
+        """Scores (M,) of the legal ids (M,) of B decisions ``obs`` (B, 216), ``row``
+        (M,) naming each id's decision (``NumpyScorer.logits_flat``'s interface)."""
+        obs = np.atleast_2d(obs)
+        return self.scores(obs, action_inputs_np(obs, ids, row), row)
+
+
+class SuitAveraged(_FromFeatures):
     """A numpy scorer (``NumpyScorer``, ``NumpyLastDeal``) whose move scores are the mean
     of its scores over the 6 suit views of each decision, in one call of its ``scores``:
     the move features are computed once and each view's are a permutation of their
@@ -43,12 +56,6 @@ class SuitAveraged:
         self.views = views  # which suit permutations (their places in SUIT_PERMUTATIONS)
         self._views = np.asarray(views)
         self._columns = SUIT_VIEW_COLUMNS[self._views]
-
-    def logits_flat(self, obs: np.ndarray, ids: np.ndarray, row: np.ndarray) -> np.ndarray:
-        """Scores (M,) of the legal ids (M,) of B decisions ``obs`` (B, 216), ``row``
-        (M,) naming each id's decision (``NumpyScorer.logits_flat``'s interface)."""
-        obs = np.atleast_2d(obs)
-        return self.scores(obs, action_inputs_np(obs, ids, row), row)
 
     def view_scores(self, obs: np.ndarray, feats: np.ndarray, row: np.ndarray
                     ) -> np.ndarray:
@@ -88,7 +95,7 @@ def top_two_gap(scores: np.ndarray, row: np.ndarray, n: int) -> np.ndarray:
     return gap
 
 
-class CloseCalls:
+class CloseCalls(_FromFeatures):
     """A numpy scorer averaged over the 6 suit views (as ``SuitAveraged``) only on the
     close calls: decisions whose one view (the identity) scores the best two moves within
     ``gap`` logits of each other. The other decisions keep their one view's scores,
@@ -99,12 +106,6 @@ class CloseCalls:
         self.scorer = scorer
         self.gap = gap
         self.others = SuitAveraged(scorer, tuple(range(1, len(SUIT_PERMUTATIONS))))
-
-    def logits_flat(self, obs: np.ndarray, ids: np.ndarray, row: np.ndarray) -> np.ndarray:
-        """Scores (M,) of the legal ids (M,) of B decisions ``obs`` (B, 216), ``row``
-        (M,) naming each id's decision (``NumpyScorer.logits_flat``'s interface)."""
-        obs = np.atleast_2d(obs)
-        return self.scores(obs, action_inputs_np(obs, ids, row), row)
 
     def scores(self, obs: np.ndarray, feats: np.ndarray, row: np.ndarray) -> np.ndarray:
         """One view's scores, and the mean over the 6 views on the close calls."""

@@ -76,10 +76,13 @@ class DiesOnce:
         self.marker = marker
 
     def __call__(self, seed: int) -> RandomAgent:
-        if not self.marker.exists():
-            self.marker.write_text(str(os.getpid()))
-            os._exit(1)
-        return RandomAgent(seed)
+        try:  # an exclusive create: of two processes calling at once, one dies
+            fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            return RandomAgent(seed)
+        os.write(fd, str(os.getpid()).encode())
+        os.close(fd)
+        os._exit(1)
 
 
 def test_a_failed_evaluation_task_is_retried(ray_cluster, tmp_path: Path) -> None:
@@ -138,10 +141,13 @@ def dies_in_first_rollout(marker: Path) -> type:
 
         def collect(self, *args: Any) -> Any:
             out = self.worker.collect(*args)
-            if not marker.exists():
-                marker.write_text(str(os.getpid()))
-                os._exit(1)
-            return out
+            try:  # an exclusive create: of two workers finishing together, one dies
+                fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+            except FileExistsError:
+                return out
+            os.write(fd, str(os.getpid()).encode())
+            os.close(fd)
+            os._exit(1)
 
     return DiesInFirstRollout
 
