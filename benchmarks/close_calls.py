@@ -30,7 +30,12 @@ from scopa_env.observation import InfoSet, encode_info  # noqa: E402
 from scopa_env.rules import make_rules  # noqa: E402
 from scopa_policy.agent import PolicyAgent, load_policy_agent  # noqa: E402
 from scopa_policy.features import action_inputs_np  # noqa: E402
-from scopa_policy.symmetry import CloseCalls, SuitAveraged, top_two_gap  # noqa: E402
+from scopa_policy.symmetry import (  # noqa: E402
+    CloseCalls,
+    SuitAveraged,
+    decision_table,
+    top_two_gap,
+)
 
 
 class Recording:
@@ -51,12 +56,8 @@ class Recording:
 
 
 def _picks(scores: np.ndarray, row: np.ndarray, n: int) -> np.ndarray:
-    """The index (into ``scores``) of each decision's first best move."""
-    best = np.full(n, -np.inf)
-    np.maximum.at(best, row, scores)
-    tops = np.flatnonzero(scores == best[row])
-    _, first = np.unique(row[tops], return_index=True)
-    return tops[first]
+    """Each decision's first best move (its place in the decision's legal list)."""
+    return decision_table(scores, row, n).argmax(1)
 
 
 def measure(hands: int, seed: int, opponent: str, gaps: list[float]) -> dict:

@@ -53,9 +53,8 @@ class SuitAveraged(_FromFeatures):
     def __init__(self, scorer: MoveScorer,
                  views: tuple[int, ...] = tuple(range(len(SUIT_PERMUTATIONS)))) -> None:
         self.scorer = scorer
-        self.views = views  # which suit permutations (their places in SUIT_PERMUTATIONS)
-        self._views = np.asarray(views)
-        self._columns = SUIT_VIEW_COLUMNS[self._views]
+        self.views = np.asarray(views)  # which suit permutations (places in SUIT_PERMUTATIONS)
+        self._columns = SUIT_VIEW_COLUMNS[self.views]
 
     def view_scores(self, obs: np.ndarray, feats: np.ndarray, row: np.ndarray
                     ) -> np.ndarray:
@@ -63,7 +62,7 @@ class SuitAveraged(_FromFeatures):
         b, v = len(obs), len(self.views)
         all_feats = feats[:, self._columns].transpose(1, 0, 2).reshape(-1, feats.shape[1])
         all_row = (row[None, :] + b * np.arange(v)[:, None]).reshape(-1)
-        return self.scorer.scores(permute_obs_views(obs, self._views), all_feats,
+        return self.scorer.scores(permute_obs_views(obs, self.views), all_feats,
                                   all_row).reshape(v, -1)
 
     def scores(self, obs: np.ndarray, feats: np.ndarray, row: np.ndarray) -> np.ndarray:
@@ -80,17 +79,24 @@ CLOSE_GAP = 1.0
 call (``CloseCalls``)."""
 
 
-def top_two_gap(scores: np.ndarray, row: np.ndarray, n: int) -> np.ndarray:
-    """Per decision (n,), its best move's score minus the next best (0 when two moves
-    share the best score, inf with fewer than two); ``row`` (M,) names each score's decision."""
+def decision_table(scores: np.ndarray, row: np.ndarray, n: int) -> np.ndarray:
+    """Scores (M,) laid out per decision (n, at least 2 columns): row ``i`` holds decision
+    ``i``'s scores in their order, -inf after them; ``row`` (M,) names each score's
+    decision. ``argmax(1)`` is then each decision's first best move."""
     order = np.argsort(row, kind="stable")
     count = np.bincount(row, minlength=n)
     col = np.arange(len(row)) - np.repeat(np.cumsum(count) - count, count)
     table = np.full((n, max(int(count.max(initial=0)), 2)), -np.inf)
     table[row[order], col] = scores[order]
-    table.sort(1)
+    return table
+
+
+def top_two_gap(scores: np.ndarray, row: np.ndarray, n: int) -> np.ndarray:
+    """Per decision (n,), its best move's score minus the next best (0 when two moves
+    share the best score, inf with fewer than two); ``row`` (M,) names each score's decision."""
+    table = np.sort(decision_table(scores, row, n), 1)
     gap = np.full(n, np.inf)
-    two = count > 1
+    two = table[:, -2] > -np.inf  # scores are finite: -inf is an empty place
     gap[two] = table[two, -1] - table[two, -2]
     return gap
 
@@ -120,4 +126,5 @@ class CloseCalls(_FromFeatures):
         return out
 
 
-__all__ = ["CLOSE_GAP", "CloseCalls", "MoveScorer", "SuitAveraged", "top_two_gap"]
+__all__ = ["CLOSE_GAP", "CloseCalls", "MoveScorer", "SuitAveraged", "decision_table",
+           "top_two_gap"]
