@@ -28,8 +28,13 @@ def test_no_cut_is_one_view_and_an_endless_cut_is_averaging_everything() -> None
     assert one["agreement"] >= res["one_view_agreement"] - 1e-12
 
 
-def test_bad_arguments_get_one_line(capsys: pytest.CaptureFixture[str]) -> None:
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--gaps", "-1"], "--gaps must not be negative"),
+    (["--hands", "0"], "--hands must be at least 1, got 0"),
+])
+def test_bad_arguments_get_one_line(argv: list[str], message: str,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as e:
-        _module().main(["--gaps", "-1"])
+        _module().main(argv)
     assert e.value.code == 2
-    assert "--gaps must not be negative" in capsys.readouterr().err
+    assert message in capsys.readouterr().err
