@@ -26,9 +26,9 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents.evaluate import evaluate  # noqa: E402
-from scopa_env.observation import InfoSet, encode_info  # noqa: E402
+from scopa_env.observation import InfoSet  # noqa: E402
 from scopa_env.rules import make_rules  # noqa: E402
-from scopa_policy.agent import PolicyAgent, load_policy_agent  # noqa: E402
+from scopa_policy.agent import PolicyAgent, decision_inputs, load_policy_agent  # noqa: E402
 from scopa_policy.features import action_inputs_np  # noqa: E402
 from scopa_policy.symmetry import (  # noqa: E402
     CloseCalls,
@@ -65,10 +65,7 @@ def measure(hands: int, seed: int, opponent: str, gaps: list[float]) -> dict:
     rec = Recording(agent)  # a factory hands every seating this one recorder
     evaluate(lambda _seed: rec, opponent, hands=hands, seed=seed, matches=0, workers=1)
     infos = rec.kept
-    obs = np.stack([encode_info(i) for i in infos])
-    count = np.array([len(i.legal_actions) for i in infos])
-    ids = np.concatenate([np.asarray(i.legal_actions, np.int64) for i in infos])
-    row = np.repeat(np.arange(len(infos)), count)
+    obs, ids, row = decision_inputs(infos)
     feats = action_inputs_np(obs, ids, row)
     one = agent.net.numpy_scorer()
     want = _picks(SuitAveraged(one).scores(obs, feats, row), row, len(infos))

@@ -59,6 +59,15 @@ def _check_modes(endgame: str, suits: str) -> None:
         raise ValueError(f"suits must be one of {', '.join(SUIT_MODES)}, got {suits!r}")
 
 
+def decision_inputs(infos: list[InfoSet]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The scorers' flat inputs for B decisions: observations (B, 216), every legal id
+    (M,) in order, and each id's decision (M,)."""
+    obs = np.stack([encode_info(i) for i in infos])
+    ids = np.concatenate([np.asarray(i.legal_actions, np.int64) for i in infos])
+    row = np.repeat(np.arange(len(infos)), [len(i.legal_actions) for i in infos])
+    return obs, ids, row
+
+
 class PolicyAgent:
     """A policy network as an agent: ``act(info)`` -> one of ``info.legal_actions``.
 
@@ -159,15 +168,14 @@ class PolicyAgent:
                 todo.append(k)
         if not todo:
             return out
-        obs = np.stack([encode_info(infos[k]) for k in todo])
-        ids = np.concatenate([np.asarray(infos[k].legal_actions, np.int64) for k in todo])
-        count = np.array([len(infos[k].legal_actions) for k in todo])
-        row = np.repeat(np.arange(len(todo)), count)
-        logits = self._logits([infos[k] for k in todo], obs, ids, row)
-        start = np.cumsum(count) - count
-        for j, k in enumerate(todo):
-            mine = self._exact(infos[k], obs[j], logits[start[j]:start[j] + count[j]])
-            out[k] = self._pick(infos[k].legal_actions, mine)
+        chosen = [infos[k] for k in todo]
+        obs, ids, row = decision_inputs(chosen)
+        logits = self._logits(chosen, obs, ids, row)
+        a = 0
+        for j, (k, info) in enumerate(zip(todo, chosen, strict=True)):
+            n = len(info.legal_actions)
+            out[k] = self._pick(info.legal_actions, self._exact(info, obs[j], logits[a:a + n]))
+            a += n
         return out
 
     def fingerprint(self) -> str:
@@ -321,5 +329,5 @@ def load_policy_agent(path: str | Path | None, seed: int | None = None,
     return _load(path, f"ckpt:{path}", seed, sample, endgame, suits)
 
 
-__all__ = ["PolicyAgent", "PretrainedAgent", "load_policy_agent", "pretrained_path",
-           "shipped_weights", "PRETRAINED", "PRETRAINED_DIR"]
+__all__ = ["PolicyAgent", "PretrainedAgent", "decision_inputs", "load_policy_agent",
+           "pretrained_path", "shipped_weights", "PRETRAINED", "PRETRAINED_DIR"]

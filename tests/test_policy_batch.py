@@ -8,7 +8,7 @@ import pytest
 from scopa_env.game import apply, new_match
 from scopa_env.observation import encode_info, info_set
 from scopa_env.rules import make_rules
-from scopa_policy.agent import load_policy_agent
+from scopa_policy.agent import decision_inputs, load_policy_agent
 
 
 def _positions(agent, rules: str, players: int, games: int) -> list:
@@ -32,9 +32,7 @@ def test_act_batch_equals_act_on_every_position() -> None:
         assert sum(len(i.legal_actions) > 1 for i in infos) > 500
         assert agent.act_batch(infos) == [agent.act(i) for i in infos]
         choice = [i for i in infos if len(i.legal_actions) > 1][:300]
-        obs = np.stack([encode_info(i) for i in choice])
-        ids = np.concatenate([np.asarray(i.legal_actions) for i in choice])
-        row = np.repeat(np.arange(len(choice)), [len(i.legal_actions) for i in choice])
+        obs, ids, row = decision_inputs(choice)
         net = agent.net.numpy_scorer()  # the network's own scores, one view
         flat = net.logits_flat(obs, ids, row)
         one = np.concatenate([net.logits(encode_info(i), np.asarray(i.legal_actions))

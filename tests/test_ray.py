@@ -66,6 +66,18 @@ def test_a_ladder_on_ray_equals_the_local_ladder(ray_cluster, tmp_path: Path) ->
         _same_figures(*pair)
 
 
+def claim_death(marker: Path) -> bool:
+    """Whether this process takes the one death ``marker`` stands for, writing its pid
+    there: an exclusive create, so of two processes asking at once only one does."""
+    try:
+        fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return False
+    os.write(fd, str(os.getpid()).encode())
+    os.close(fd)
+    return True
+
+
 class DiesOnce:
     """An agent factory whose first call anywhere kills its process (the marker file
     records that it happened); later calls build a random agent."""
@@ -76,13 +88,9 @@ class DiesOnce:
         self.marker = marker
 
     def __call__(self, seed: int) -> RandomAgent:
-        try:  # an exclusive create: of two processes calling at once, one dies
-            fd = os.open(self.marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-        except FileExistsError:
-            return RandomAgent(seed)
-        os.write(fd, str(os.getpid()).encode())
-        os.close(fd)
-        os._exit(1)
+        if claim_death(self.marker):
+            os._exit(1)
+        return RandomAgent(seed)
 
 
 def test_a_failed_evaluation_task_is_retried(ray_cluster, tmp_path: Path) -> None:
@@ -141,13 +149,9 @@ def dies_in_first_rollout(marker: Path) -> type:
 
         def collect(self, *args: Any) -> Any:
             out = self.worker.collect(*args)
-            try:  # an exclusive create: of two workers finishing together, one dies
-                fd = os.open(marker, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-            except FileExistsError:
-                return out
-            os.write(fd, str(os.getpid()).encode())
-            os.close(fd)
-            os._exit(1)
+            if claim_death(marker):
+                os._exit(1)
+            return out
 
     return DiesInFirstRollout
 

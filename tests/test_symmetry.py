@@ -13,7 +13,7 @@ import torch
 from scopa_env.cards import N_CARDS, SUIT
 from scopa_env.game import apply, new_match
 from scopa_env.moves import ACE_ALL_BASE, action_move
-from scopa_env.observation import encode, encode_info, info_set
+from scopa_env.observation import encode, info_set
 from scopa_env.rules import make_rules
 from scopa_env.symmetry import (
     ACTION_MAPS,
@@ -24,6 +24,7 @@ from scopa_env.symmetry import (
     permute_obs_rows,
     permute_obs_views,
 )
+from scopa_policy.agent import decision_inputs
 from scopa_policy.features import SUIT_VIEW_COLUMNS, action_inputs_np
 from scopa_policy.last_deal import LastDealNet
 from scopa_policy.network import PolicyNet
@@ -104,10 +105,8 @@ def _decisions(players: int = 2, n: int = 12) -> tuple[np.ndarray, np.ndarray, n
     while len(infos) < n:
         infos.append(info_set(s, s.to_move))
         apply(s, rng.choice(s.legal_actions()))
-    obs = np.stack([encode_info(i) for i in infos]).astype(np.float64)
-    ids = np.concatenate([np.asarray(i.legal_actions) for i in infos])
-    row = np.repeat(np.arange(len(infos)), [len(i.legal_actions) for i in infos])
-    return obs, ids, row
+    obs, ids, row = decision_inputs(infos)
+    return obs.astype(np.float64), ids, row
 
 
 def test_each_views_move_features_are_a_permutation_of_the_columns() -> None:
