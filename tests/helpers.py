@@ -50,11 +50,21 @@ def fresh_python(code: str, cwd: Path | None = None, timeout: float = 120) -> st
     return out.stdout.strip()
 
 
-def import_example(name: str) -> ModuleType:
-    """The script ``examples/NAME.py`` imported as the module ``NAME``."""
-    folder = str(Path(__file__).resolve().parent.parent / "examples")
-    sys.path.insert(0, folder)
+def _import_script(folder: str, name: str) -> ModuleType:
+    """The script ``FOLDER/NAME.py`` of the repository imported as the module ``NAME``."""
+    path = str(Path(__file__).resolve().parent.parent / folder)
+    sys.path.insert(0, path)
     try:
         return importlib.import_module(name)
     finally:
-        sys.path.remove(folder)
+        sys.path.remove(path)
+
+
+def import_example(name: str) -> ModuleType:
+    """The script ``examples/NAME.py`` imported as the module ``NAME``."""
+    return _import_script("examples", name)
+
+
+def import_benchmark(name: str) -> ModuleType:
+    """The script ``benchmarks/NAME.py`` imported as the module ``NAME``."""
+    return _import_script("benchmarks", name)

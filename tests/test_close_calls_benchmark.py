@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "close_calls.py"
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("close_calls_benchmark", _PATH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
+from tests.helpers import import_benchmark
 
 
 def test_no_cut_is_one_view_and_an_endless_cut_is_averaging_everything() -> None:
-    res = _module().measure(hands=3, seed=5, opponent="greedy", gaps=[0.0, 1.0, 1e9])
+    res = import_benchmark("close_calls").measure(hands=3, seed=5, opponent="greedy",
+                                                  gaps=[0.0, 1.0, 1e9])
     assert res["decisions"] > 20
     none, one, every = res["cuts"]
     assert none["averaged_share"] == 0.0
@@ -35,6 +26,6 @@ def test_no_cut_is_one_view_and_an_endless_cut_is_averaging_everything() -> None
 def test_bad_arguments_get_one_line(argv: list[str], message: str,
                                     capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(SystemExit) as e:
-        _module().main(argv)
+        import_benchmark("close_calls").main(argv)
     assert e.value.code == 2
     assert message in capsys.readouterr().err

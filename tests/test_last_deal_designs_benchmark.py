@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 
 import numpy as np
@@ -12,21 +11,13 @@ import torch
 from scopa_policy.features import action_inputs_np
 from scopa_policy.last_deal import LastDealConfig, LastDealNet, tokens
 from scopa_policy.network import count_parameters
+from tests.helpers import import_benchmark
 from tests.test_last_deal import _decisions
-
-_PATH = Path(__file__).resolve().parents[1] / "benchmarks" / "last_deal_designs.py"
-
-
-def _module():
-    spec = importlib.util.spec_from_file_location("last_deal_designs_benchmark", _PATH)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
 
 
 @pytest.fixture(scope="module")
 def bench():
-    return _module()
+    return import_benchmark("last_deal_designs")
 
 
 @pytest.fixture(scope="module")
