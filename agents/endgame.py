@@ -5,7 +5,8 @@ the other seat's hand: the rest of the hand is a perfect-information, zero-sum g
 at most ``2 x hand_size`` plies. ``move_values`` solves it to the end (negamax over
 bitmasks, memoised) and gives, for each legal move of the seat to move, the hand's
 final points margin (own team minus other, scope included) under best play by both
-sides from there on.
+sides from there on; ``move_outcomes`` the mover's final pile on that line (which of
+the cards in play each move wins, a training target of ``scopa_train.last_deal``).
 
 The legal moves are the engine's (``legal_actions``) and so is the scoring
 (``score_hand``); ``_play`` below is ``scopa_env.game.apply`` on a compact state. Every
@@ -81,6 +82,7 @@ class EndgameSolver:
         self.rules = rules
         self._last_play_scopa = rules.last_play_scopa
         self.value = lru_cache(maxsize=1 << 19)(self._value)
+        self.final_piles = lru_cache(maxsize=1 << 19)(self._final_piles)
         self._points = lru_cache(maxsize=1 << 18)(self._points_diff)
         self.seconds = 0.0  # spent in label_moves
 
@@ -130,6 +132,26 @@ class EndgameSolver:
         """Margin for the mover under best play by both sides."""
         return max(self._child_value(pos, a) for a in legal_actions(pos[0], pos[2], self.rules))
 
+    def _final_piles(self, pos: Position) -> tuple[int, int]:
+        """The final piles (the mover's, the other's; card bitmasks) when both sides play
+        best from ``pos`` (of tied best moves, the first legal one)."""
+        actions = legal_actions(pos[0], pos[2], self.rules)
+        best = max(actions, key=lambda a: self._child_value(pos, a))
+        nxt, over = self._play(pos, best)
+        if over:
+            return nxt[4], nxt[3]
+        other, mover = self.final_piles(nxt)
+        return mover, other
+
+    def move_outcomes(self, pos: Position, actions: list[int] | tuple[int, ...]) -> list[int]:
+        """The mover's final pile (a card bitmask) after each of ``actions``, both sides
+        playing best afterwards: which of the cards in play end up the mover's."""
+        out = []
+        for a in actions:
+            nxt, over = self._play(pos, int(a))
+            out.append(nxt[4] if over else self.final_piles(nxt)[1])
+        return out
+
     def move_values(self, pos: Position, actions: list[int] | tuple[int, ...] | None = None
                     ) -> list[int]:
         """Final margin for the mover of each of ``actions`` (default: every legal move,
@@ -158,4 +180,5 @@ class EndgameSolver:
     def clear(self) -> None:
         """Forget memoised positions."""
         self.value.cache_clear()
+        self.final_piles.cache_clear()
         self._points.cache_clear()

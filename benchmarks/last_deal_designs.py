@@ -3,18 +3,20 @@
     .venv/bin/python benchmarks/last_deal_designs.py collect --decisions 1000000 \\
         --seed 5 --out pos_s5.npz
     .venv/bin/python benchmarks/last_deal_designs.py fit --design shipped --epochs 1 \\
-        --data pos_s5.npz [--data more.npz ...] [--threads 1] [--json]
+        --data pos_s5.npz [--data more.npz ...] [--ownership 0.5] [--threads 1] [--json]
 
 ``collect`` lets the shipped PPO network (``scopa_policy/pretrained/default.pt``) play
 rollouts with the opponent pool of ``configs/last_deal.yaml`` and keeps every last-deal
-decision with a choice, solved exactly (``scopa_train.last_deal.collect_positions``),
-until ``--decisions`` are saved to ``--out``.
+decision with a choice, solved exactly with each move's outcome
+(``scopa_train.last_deal.collect_positions``), until ``--decisions`` are saved to
+``--out``.
 
 ``fit`` fits one scorer design to the positions of every ``--data`` file (in order) with
 stage 3's loop (``LastDealTrainer``: the same minibatches, loss and cosine learning rate
 as ``configs/last_deal.yaml``, seeded ``--seed``), and scores the held-out decisions, the
 last 2% of the last file, after every epoch: the share where the scorer's move is a best
-one, and the points it loses a decision. Designs:
+one, and the points it loses a decision. ``--ownership C`` adds stage 3's ownership loss
+(``last_deal_ownership_coef``; the shipped design only). Designs:
 
 - ``shipped``: ``scopa_policy.last_deal.LastDealNet``, the recipe's scorer;
 - ``after_states``: every legal move gets its own copy of the card tokens, flagged with
@@ -53,7 +55,12 @@ from scopa_policy.last_deal import (  # noqa: E402
 )
 from scopa_policy.network import count_parameters  # noqa: E402
 from scopa_train.config import load_config  # noqa: E402
-from scopa_train.last_deal import LastDealTrainer, Positions, collect_positions  # noqa: E402
+from scopa_train.last_deal import (  # noqa: E402
+    LastDealTrainer,
+    OwnershipHead,
+    Positions,
+    collect_positions,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 CONFIG = ROOT / "configs" / "last_deal.yaml"
@@ -147,16 +154,24 @@ DESIGNS: dict[str, type[LastDealNet]] = {
     "shipped": LastDealNet, "after_states": AfterStates, "move_queries": MoveQueries}
 
 
+FIELDS = ("obs", "count", "ids", "values", "own")
+
+
 def save_positions(data: Positions, path: Path) -> None:
-    np.savez(path, obs=data.obs, count=data.count, ids=data.ids, values=data.values)
+    np.savez(path, **{k: getattr(data, k) for k in FIELDS})
 
 
 def load_positions(paths: list[Path]) -> tuple[Positions, int]:
-    """The decisions of every file, in order, and how many the last file holds."""
+    """The decisions of every file, in order, and how many the last file holds; a file
+    without every field is a ``ValueError`` naming it."""
     files = [np.load(p) for p in paths]
-    count = np.concatenate([f["count"] for f in files])
-    obs, ids, values = (np.concatenate([f[k] for f in files]) for k in ("obs", "ids", "values"))
-    data = Positions(obs, np.cumsum(count) - count, count, ids, values)
+    for path, f in zip(paths, files, strict=True):
+        missing = [k for k in FIELDS if k not in f.files]
+        if missing:
+            raise ValueError(f"{path} lacks {', '.join(missing)}: collect it again with "
+                             f"this version")
+    obs, count, ids, values, own = (np.concatenate([f[k] for f in files]) for k in FIELDS)
+    data = Positions(obs, np.cumsum(count) - count, count, ids, values, own)
     return data, len(files[-1]["count"])
 
 
@@ -169,18 +184,21 @@ class DesignTrainer(LastDealTrainer):
         torch.manual_seed(cfg.seed)
         self.net = design(LastDealConfig(cfg.last_deal_width, cfg.last_deal_layers,
                                          cfg.last_deal_heads))
-        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=self.lr)
+        if self.ownership is not None:
+            self.ownership = OwnershipHead(self.net.cfg)
+        self.optimizer = torch.optim.Adam(self.trainable(), lr=self.lr)
         self.held = held
 
     def held_out(self, n: int) -> np.ndarray:
         return np.arange(n - self.held, n)
 
 
-def fit(design: str, epochs: int, data_paths: list[Path], seed: int, threads: int
-        ) -> dict:
+def fit(design: str, epochs: int, data_paths: list[Path], seed: int, threads: int,
+        ownership: float = 0.0) -> dict:
     data, last = load_positions(data_paths)
     cfg = load_config(CONFIG, [f"seed={seed}", f"last_deal_epochs={epochs}",
-                               f"torch_threads={threads}"])
+                               f"torch_threads={threads}",
+                               f"last_deal_ownership_coef={ownership}"])
     from torch.utils.tensorboard import SummaryWriter
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -195,7 +213,8 @@ def fit(design: str, epochs: int, data_paths: list[Path], seed: int, threads: in
         trainer.writer.close()
         epochs_out = [json.loads(line) for line in
                       (Path(tmp) / "evaluations.jsonl").read_text().splitlines()]
-    return {"design": design, "parameters": count_parameters(trainer.net),
+    return {"design": design, "ownership": ownership,
+            "parameters": count_parameters(trainer.net),
             "decisions": len(data), "held_out": trainer.held, "seed": seed,
             "threads": threads,
             "epochs": [{"epoch": e["epoch"], "minutes": e["wall_seconds"] / 60,
@@ -217,6 +236,8 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--epochs", type=int, default=1)
     f.add_argument("--data", type=Path, action="append", required=True,
                    help="a file of `collect` (repeat for more; the last holds the held-out)")
+    f.add_argument("--ownership", type=float, default=0.0, metavar="COEF",
+                   help="weight of stage 3's ownership loss (shipped design only)")
     f.add_argument("--seed", type=int, default=5)
     f.add_argument("--threads", type=int, default=1, help="torch threads")
     f.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -228,20 +249,26 @@ def main(argv: list[str] | None = None) -> int:
                                    f"last_deal_decisions={args.decisions}"])
         torch.manual_seed(args.seed)
         policy = build_model(load_checkpoint(SHIPPED)).eval()
-        data, _ = collect_positions(policy, cfg, print)
+        data, _ = collect_positions(policy, cfg, print, outcomes=True)
         save_positions(data, args.out)
         print(f"{len(data):,} decisions saved to {args.out}")
         return 0
     if args.epochs < 1 or args.threads < 1:
         p.error("--epochs and --threads must be at least 1")
+    if not 0 <= args.ownership <= 100 or (args.ownership and args.design != "shipped"):
+        p.error("--ownership must be in [0, 100], and is for --design shipped only")
     missing = [str(d) for d in args.data if not d.is_file()]
     if missing:
         p.error(f"no such --data file: {', '.join(missing)}")
-    res = fit(args.design, args.epochs, args.data, args.seed, args.threads)
+    try:
+        res = fit(args.design, args.epochs, args.data, args.seed, args.threads, args.ownership)
+    except ValueError as e:
+        p.error(str(e))
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
-    print(f"{res['design']}: {res['parameters']:,} parameters, {res['decisions']:,} "
+    own = f", ownership {res['ownership']:g}" if res["ownership"] else ""
+    print(f"{res['design']}{own}: {res['parameters']:,} parameters, {res['decisions']:,} "
           f"decisions ({res['held_out']:,} held out), seed {res['seed']}, "
           f"{res['threads']} torch thread(s)")
     print("| epoch | minutes | best-move rate | points lost a decision |")

@@ -60,12 +60,14 @@ class LastDealConfig:
 class Tokens:
     """The token inputs of B decisions and where each move's cards sit.
 
-    Slot 0 of every decision is the global token; card tokens follow. ``moves_played``
-    (M,) is the slot of each move's played card; ``captured_move`` / ``captured_slot``
-    (P,) list (move, slot) for every captured card."""
+    Slot 0 of every decision is the global token; card tokens follow. ``card`` (B, T)
+    is the card id at each slot (-1 for the global token and padding); ``played`` (M,)
+    is the slot of each move's played card; ``captured_move`` / ``captured_slot`` (P,)
+    list (move, slot) for every captured card."""
 
     cards: np.ndarray  # (B, T, TOKEN_DIM) float32, slot 0 zeros
     mask: np.ndarray  # (B, T) bool: a real token
+    card: np.ndarray  # (B, T) int64
     played: np.ndarray  # (M,) int64
     captured_move: np.ndarray  # (P,) int64
     captured_slot: np.ndarray  # (P,) int64
@@ -87,11 +89,13 @@ def tokens(obs: np.ndarray, feats: np.ndarray, row: np.ndarray) -> Tokens:
     mask = np.zeros((b, t), bool)
     mask[:, 0] = True
     mask[rb, slot] = True
+    card = np.full((b, t), -1, np.int64)
+    card[rb, slot] = rc
     pos = np.zeros((b, N_CARDS), np.int64)
     pos[rb, rc] = slot
     played_card = feats[:, COLUMNS["card"]].argmax(1)
     cm, cc = np.nonzero(feats[:, COLUMNS["capture"]] > 0.5)
-    return Tokens(cards, mask, pos[row, played_card], cm, pos[row[cm], cc])
+    return Tokens(cards, mask, card, pos[row, played_card], cm, pos[row[cm], cc])
 
 
 def _linear(n_in: int, n_out: int) -> nn.Linear:
@@ -143,6 +147,16 @@ class LastDealNet(nn.Module):
                tok: Tokens) -> torch.Tensor:
         """Score (M,) of each move: ``obs`` (B, 216), ``feats`` (M, ACTION_DIM), ``row``
         (M,) each move's decision, ``tok`` = ``tokens(obs, feats, row)``."""
+        return self.head(self.trunk(obs, feats, row, tok)[1])
+
+    def head(self, hidden: torch.Tensor) -> torch.Tensor:
+        """Scores (M,) from the move MLP's last hidden layer (``trunk``)."""
+        return self.move[-1](hidden).squeeze(-1)
+
+    def trunk(self, obs: torch.Tensor, feats: torch.Tensor, row: torch.Tensor, tok: Tokens
+              ) -> tuple[torch.Tensor, torch.Tensor]:
+        """(the encoded tokens (B, T, width), each move's last hidden layer (M,
+        move_hidden)): what ``scores`` reads, for a training head beside it."""
         x = self.card_in(torch.from_numpy(tok.cards).to(obs.device))
         x[:, 0] = self.global_in(obs)
         mask = torch.from_numpy(tok.mask).to(obs.device)
@@ -153,7 +167,7 @@ class LastDealNet(nn.Module):
         cm = torch.from_numpy(tok.captured_move).to(obs.device)
         captured = torch.zeros_like(played).index_add_(
             0, cm, x[row[cm], torch.from_numpy(tok.captured_slot).to(obs.device)])
-        return self.move(torch.cat([played, captured, x[row, 0], feats], -1)).squeeze(-1)
+        return x, self.move[:-1](torch.cat([played, captured, x[row, 0], feats], -1))
 
     def numpy_scorer(self) -> NumpyLastDeal:
         return NumpyLastDeal(self)

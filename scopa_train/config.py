@@ -144,6 +144,11 @@ class TrainConfig:
     last_deal_suit_augment: bool = _f(False, "fit each minibatch's decisions under random "
                                       "permutations of the plain suits (cups, swords and "
                                       "clubs play alike: scopa_env.symmetry)")
+    last_deal_ownership_coef: float = _f(0.0, "weight of the ownership loss: a training "
+                                         "head predicts, from each move's hidden layer, "
+                                         "which cards in play the mover ends up with under "
+                                         "best play after it (scopa_train.last_deal)",
+                                         lo=0, hi=100)
     # -- algo: suit_distill ------------------------------------------------------------
     distill_decisions: int = _f(1_000_000, "decisions with a choice to collect from the "
                                 "init_from policy's rollouts", lo=100)

@@ -9,6 +9,12 @@ solved exactly (``agents.endgame``), until ``last_deal_decisions`` are collected
 A held-out share (the last deals collected) is scored after every epoch: how often the
 argmax is a best move, and the points it loses.
 
+With ``last_deal_ownership_coef`` a training-only head (``OwnershipHead``) reads each
+move's last hidden layer and every card token, and predicts which of the cards in play
+the mover ends up with when both sides play best after that move (the solver's line,
+``EndgameSolver.move_outcomes``); its cross-entropy, times the coefficient, joins the
+loss. The head is dropped from the policy file: it only shapes what the scorer learns.
+
 With ``last_deal_suit_augment`` each minibatch's decisions are seen under random
 renamings of the plain suits (``scopa_env.symmetry``).
 
@@ -29,15 +35,17 @@ from typing import Any
 import numpy as np
 import torch
 import yaml
+from torch import nn
 
-from agents.endgame import EndgameSolver
-from scopa_env.symmetry import ACTION_MAPS, SUIT_PERMUTATIONS, permute_obs_rows
+from agents.endgame import EndgameSolver, position_from_obs
+from scopa_env.cards import N_CARDS
+from scopa_env.symmetry import ACTION_MAPS, CARD_MAPS, SUIT_PERMUTATIONS, permute_obs_rows
 from scopa_policy.checkpoint import policy_checkpoint
 from scopa_policy.features import action_inputs_np
-from scopa_policy.last_deal import LastDealConfig, LastDealNet, tokens
+from scopa_policy.last_deal import LastDealConfig, LastDealNet, Tokens, _linear, tokens
 from scopa_policy.network import PolicyNet
 
-from .config import TrainConfig
+from .config import ConfigError, TrainConfig
 from .rollout import best_per_decision
 from .supervised import FlatDecisions, SupervisedStage, play_rollouts
 
@@ -45,20 +53,26 @@ from .supervised import FlatDecisions, SupervisedStage, play_rollouts
 @dataclass
 class Positions(FlatDecisions):
     """Solver-labelled last-deal decisions, flat: decision ``i``'s legal moves are
-    ``ids[start[i]:start[i] + count[i]]`` with exact values (hand margins) ``values``."""
+    ``ids[start[i]:start[i] + count[i]]`` with exact values (hand margins) ``values``
+    and, if collected, outcomes ``own``: the mover's final pile (card bitmask) under
+    best play after the move."""
 
     ids: np.ndarray  # (M,) int64
     values: np.ndarray  # (M,) float32
+    own: np.ndarray | None = None  # (M,) int64
 
 
 class RecordingTeacher:
-    """The exact teacher of the rollouts, keeping every decision it labels."""
+    """The exact teacher of the rollouts, keeping every decision it labels (and with
+    ``outcomes``, each move's outcome: ``EndgameSolver.move_outcomes``)."""
 
-    def __init__(self, solver: EndgameSolver) -> None:
+    def __init__(self, solver: EndgameSolver, outcomes: bool = False) -> None:
         self.solver = solver
+        self.outcomes = outcomes
         self.obs: list[np.ndarray] = []
         self.ids: list[np.ndarray] = []
         self.values: list[np.ndarray] = []
+        self.own: list[np.ndarray] = []
         self.count: list[np.ndarray] = []
         self.decisions = 0
 
@@ -76,6 +90,11 @@ class RecordingTeacher:
             self.ids.append(ids[row[known], col[known]].astype(np.int64))
             self.values.append(vals[known].astype(np.float32))
             self.count.append(valid[taught].sum(1).astype(np.int64))
+            if self.outcomes:
+                self.own.append(np.concatenate([
+                    self.solver.move_outcomes(position_from_obs(obs[b]),
+                                              ids[b, valid[b]].tolist())
+                    for b in taught.tolist()]).astype(np.int64))
             self.decisions += len(taught)
         return vals
 
@@ -85,16 +104,20 @@ class RecordingTeacher:
     def positions(self) -> Positions:
         count = np.concatenate(self.count)
         return Positions(np.concatenate(self.obs), np.cumsum(count) - count, count,
-                         np.concatenate(self.ids), np.concatenate(self.values))
+                         np.concatenate(self.ids), np.concatenate(self.values),
+                         np.concatenate(self.own) if self.outcomes else None)
 
 
 def collect_positions(policy: PolicyNet, cfg: TrainConfig, log: Callable[[str], None],
-                      halted: Callable[[], str | None] = lambda: None
-                      ) -> tuple[Positions | None, int]:
+                      halted: Callable[[], str | None] = lambda: None,
+                      outcomes: bool | None = None) -> tuple[Positions | None, int]:
     """At least ``cfg.last_deal_decisions`` labelled decisions from the policy's rollouts
     (``play_rollouts``) and the env steps played; None for the positions when
-    ``halted()`` says why to stop before they are complete."""
-    teacher = RecordingTeacher(EndgameSolver(cfg.make_rules()))
+    ``halted()`` says why to stop before they are complete. The moves' outcomes are
+    collected with ``outcomes`` (by default: where the ownership loss is on)."""
+    if outcomes is None:
+        outcomes = cfg.last_deal_ownership_coef > 0
+    teacher = RecordingTeacher(EndgameSolver(cfg.make_rules()), outcomes)
     rollouts = play_rollouts(policy, cfg, teacher)
     t0, rollout, env_steps = time.perf_counter(), 0, 0
     while teacher.decisions < cfg.last_deal_decisions:
@@ -127,18 +150,58 @@ def best_set_loss(scores: torch.Tensor, regret: torch.Tensor, row: torch.Tensor,
 
 def _batch(data: Positions, idx: np.ndarray, suits: np.ndarray | None = None
            ) -> tuple[Any, ...]:
-    """The inputs and targets of decisions ``idx``; ``suits`` (len(idx),): each
-    decision seen under that suit permutation (``scopa_env.symmetry``; exact values
-    are unchanged by it)."""
+    """The inputs and targets of decisions ``idx``: (observations, move features, each
+    move's decision and place in it, regrets, the most legal moves of a decision,
+    outcomes (M, 40): 1 where the card ends in the mover's pile, None if not
+    collected). ``suits``
+    (len(idx),): each decision seen under that suit permutation
+    (``scopa_env.symmetry``; exact values are unchanged by it, outcomes renamed)."""
     moves, row, col = data.moves(idx)
     obs, ids = data.obs[idx], data.ids[moves]
+    own = None
+    if data.own is not None:
+        own = ((data.own[moves, None] >> np.arange(N_CARDS)) & 1).astype(np.float32)
     if suits is not None:
         obs = permute_obs_rows(obs, suits)
         ids = ACTION_MAPS[suits[row], ids]
+        if own is not None:
+            renamed = np.empty_like(own)
+            renamed[np.arange(len(own))[:, None], CARD_MAPS[suits[row]]] = own
+            own = renamed
     feats = action_inputs_np(obs, ids, row)
     vals = data.values[moves]
     regret = best_per_decision(vals, row, len(idx))[row] - vals
-    return obs, feats, row, col, regret, int(data.count[idx].max())
+    return obs, feats, row, col, regret, int(data.count[idx].max()), own
+
+
+OWNERSHIP_RANK = 32
+
+
+class OwnershipHead(nn.Module):
+    """Training-only: the logit that a card in play ends in the mover's pile after a
+    move, a bilinear form of the move's last hidden layer and the card's token."""
+
+    def __init__(self, cfg: LastDealConfig) -> None:
+        super().__init__()
+        self.card = _linear(cfg.width, OWNERSHIP_RANK)
+        self.move = _linear(cfg.move_hidden, OWNERSHIP_RANK)
+
+    def forward(self, x: torch.Tensor, hidden: torch.Tensor, row: torch.Tensor
+                ) -> torch.Tensor:
+        """(M, T) logits from tokens ``x`` (B, T, width) and ``hidden`` (M, move_hidden)
+        of moves whose decisions are ``row`` (M,)."""
+        return torch.einsum("mtk,mk->mt", self.card(x)[row], self.move(hidden))
+
+
+def ownership_loss(logits: torch.Tensor, own: np.ndarray, row: np.ndarray, tok: Tokens
+                   ) -> torch.Tensor:
+    """Mean binary cross-entropy over every (move, card in play) of the head's
+    ``logits`` (M, T) against the outcomes ``own`` (M, 40) of ``_batch``."""
+    card = tok.card[row]  # (M, T)
+    real = card >= 0
+    target = own[np.nonzero(real)[0], card[real]]
+    return nn.functional.binary_cross_entropy_with_logits(
+        logits[torch.from_numpy(real)], torch.from_numpy(target))
 
 
 def score_heldout(net: LastDealNet, data: Positions, idx: np.ndarray, chunk: int = 2048
@@ -147,7 +210,7 @@ def score_heldout(net: LastDealNet, data: Positions, idx: np.ndarray, chunk: int
     hits, lost = [], []
     with torch.no_grad():
         for a in range(0, len(idx), chunk):
-            obs, feats, row, col, regret, width = _batch(data, idx[a:a + chunk])
+            obs, feats, row, col, regret, width, _ = _batch(data, idx[a:a + chunk])
             s = net.scores(torch.from_numpy(obs), torch.from_numpy(feats),
                            torch.from_numpy(row), tokens(obs, feats, row)).numpy()
             n = int(row.max()) + 1
@@ -174,7 +237,12 @@ class LastDealTrainer(SupervisedStage):
         torch.manual_seed(cfg.seed)
         self.net = LastDealNet(LastDealConfig(cfg.last_deal_width, cfg.last_deal_layers,
                                               cfg.last_deal_heads))
+        self.ownership = OwnershipHead(self.net.cfg) if cfg.last_deal_ownership_coef else None
         super().__init__(cfg, run_dir, resume, log)
+
+    def trainable(self) -> list[nn.Parameter]:
+        head = [] if self.ownership is None else list(self.ownership.parameters())
+        return list(self.net.parameters()) + head
 
     def settings(self) -> tuple[int, int, float, float]:
         c = self.cfg
@@ -190,12 +258,16 @@ class LastDealTrainer(SupervisedStage):
             c = self.counters
             rng = np.random.default_rng((self.cfg.seed, c["epoch"], c["step"]))
             suits = rng.integers(0, len(SUIT_PERMUTATIONS), len(idx))
-        obs, feats, row, col, regret, width = _batch(data, idx, suits)
+        obs, feats, row, col, regret, width, own = _batch(data, idx, suits)
         obs_t, row_t = torch.from_numpy(obs), torch.from_numpy(row)
-        scores = self.net.scores(obs_t, torch.from_numpy(feats), row_t,
-                                 tokens(obs, feats, row))
-        return best_set_loss(scores, torch.from_numpy(regret), row_t, len(idx), width,
-                             torch.from_numpy(col), self.cfg.last_deal_regret_coef)
+        tok = tokens(obs, feats, row)
+        x, hidden = self.net.trunk(obs_t, torch.from_numpy(feats), row_t, tok)
+        loss = best_set_loss(self.net.head(hidden), torch.from_numpy(regret), row_t, len(idx),
+                             width, torch.from_numpy(col), self.cfg.last_deal_regret_coef)
+        if self.ownership is not None:
+            loss = loss + self.cfg.last_deal_ownership_coef * ownership_loss(
+                self.ownership(x, hidden, row_t), own, row, tok)
+        return loss
 
     def score(self, data: Positions, idx: np.ndarray) -> dict[str, float]:
         rate, lost = score_heldout(self.net, data, idx)
@@ -203,12 +275,23 @@ class LastDealTrainer(SupervisedStage):
 
     def checkpoint_parts(self, trained: bool, training: bool) -> dict[str, Any]:
         """The PPO network, with the scorer beside it once it has been trained at all
-        (always in a training checkpoint)."""
-        return policy_checkpoint(self.policy, self.rules.to_dict(), {},
-                                 last_deal=self.net if trained or training else None)
+        (always in a training checkpoint, with the ownership head if any)."""
+        ck = policy_checkpoint(self.policy, self.rules.to_dict(), {},
+                               last_deal=self.net if trained or training else None)
+        if training and self.ownership is not None:
+            ck["ownership_head"] = self.ownership.state_dict()
+        return ck
 
     def load_parts(self, ck: dict[str, Any]) -> None:
+        started = "ownership_head" in ck
+        if started != (self.ownership is not None):
+            raise ConfigError(f"'last_deal_ownership_coef' cannot be turned "
+                              f"{'off' if started else 'on'} on --resume (the run was started "
+                              f"{'with' if started else 'without'} the ownership head): start "
+                              f"a new run instead")
         self.net.load_state_dict(ck["last_deal"]["model"])
+        if self.ownership is not None:
+            self.ownership.load_state_dict(ck["ownership_head"])
 
 
 def prepare(cfg: TrainConfig) -> PolicyNet:
@@ -238,4 +321,5 @@ def resume(ck: dict[str, Any], cfg: TrainConfig, run_dir: Path,
 
 
 __all__ = ["Positions", "RecordingTeacher", "collect_positions", "LastDealTrainer",
-           "best_set_loss", "score_heldout", "prepare", "start", "resume"]
+           "OwnershipHead", "ownership_loss", "best_set_loss", "score_heldout", "prepare",
+           "start", "resume"]

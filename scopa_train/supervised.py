@@ -112,7 +112,7 @@ class SupervisedStage:
         torch.manual_seed(cfg.seed)
         self.rules = cfg.make_rules()
         self.epochs, self.batch, self.lr, self.holdout = self.settings()
-        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=self.lr)
+        self.optimizer = torch.optim.Adam(self.trainable(), lr=self.lr)
         self.writer: Any = None
         self.counters: dict[str, Any] = {"epoch": 0, "step": 0, "wall_seconds": 0.0,
                                          "collect_seconds": 0.0, "decisions": 0,
@@ -126,6 +126,11 @@ class SupervisedStage:
     def settings(self) -> tuple[int, int, float, float]:
         """(epochs, decisions a minibatch, starting learning rate, held-out share)."""
         raise NotImplementedError
+
+    def trainable(self) -> list[torch.nn.Parameter]:
+        """The parameters the optimizer fits: the network's (a stage with a training-only
+        head adds the head's)."""
+        return list(self.net.parameters())
 
     def collect(self, halted: Halted) -> tuple[Any, int]:
         """The stage's data (``len()`` decisions; None when ``halted()`` stopped the

@@ -12,11 +12,11 @@ import pytest
 import torch
 
 from agents.endgame import EndgameSolver, position_from_obs
-from scopa_env.cards import N_CARDS
+from scopa_env.cards import N_CARDS, mask_of
 from scopa_env.game import apply, new_match
 from scopa_env.observation import HAND, TABLE, UNSEEN, encode_info, info_set
 from scopa_env.rules import make_rules
-from scopa_env.symmetry import ACTION_MAPS, permute_obs_rows
+from scopa_env.symmetry import ACTION_MAPS, permute_mask, permute_obs_rows
 from scopa_policy.agent import PolicyAgent, load_policy_agent
 from scopa_policy.checkpoint import (
     CheckpointError,
@@ -31,9 +31,16 @@ from scopa_policy.network import PolicyNet
 from scopa_policy.symmetry import SuitAveraged
 from scopa_train import trainer
 from scopa_train.config import ConfigError, load_config
-from scopa_train.last_deal import Positions, RecordingTeacher, _batch, best_set_loss
+from scopa_train.last_deal import (
+    OwnershipHead,
+    Positions,
+    RecordingTeacher,
+    _batch,
+    best_set_loss,
+    ownership_loss,
+)
 from scopa_train.report import export
-from tests.test_endgame import last_deal_states
+from tests.test_endgame import VARIANTS, last_deal_states
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = ROOT / "configs" / "last_deal.yaml"
@@ -119,7 +126,10 @@ def test_recording_teacher_keeps_exactly_the_decisions_it_labels() -> None:
     valid = np.arange(width)[None] < count[:, None]
     pad[valid] = ids
     solver = EndgameSolver(RULES)
-    teacher = RecordingTeacher(EndgameSolver(RULES))
+    plain = RecordingTeacher(EndgameSolver(RULES))
+    plain.label_moves(obs, pad, valid)
+    assert plain.positions().own is None  # outcomes only when asked for
+    teacher = RecordingTeacher(EndgameSolver(RULES), outcomes=True)
     out = teacher.label_moves(obs, pad, valid)
     assert np.isnan(out[:len(legal)]).all() and not np.isnan(out[len(legal):]).any()
     data = teacher.positions()
@@ -131,6 +141,8 @@ def test_recording_teacher_keeps_exactly_the_decisions_it_labels() -> None:
         want = solver.move_values(position_from_obs(obs[b]), list(s.legal_actions()))
         got = data.values[data.start[b]:data.start[b] + data.count[b]]
         assert np.allclose(got, want)
+        outcomes = solver.move_outcomes(position_from_obs(obs[b]), list(s.legal_actions()))
+        assert data.own[data.start[b]:data.start[b] + data.count[b]].tolist() == outcomes
 
 
 def test_a_suit_view_of_a_batch_is_the_renamed_decisions_with_the_same_values() -> None:
@@ -143,7 +155,10 @@ def test_a_suit_view_of_a_batch_is_the_renamed_decisions_with_the_same_values() 
     values = np.concatenate([solver.move_values(position_from_obs(obs[b]),
                                                 list(s.legal_actions()))
                              for b, s in enumerate(states)]).astype(np.float32)
-    data = Positions(obs=obs.astype(np.float32), ids=ids, values=values,
+    own = np.concatenate([solver.move_outcomes(position_from_obs(obs[b]),
+                                               list(s.legal_actions()))
+                          for b, s in enumerate(states)])
+    data = Positions(obs=obs.astype(np.float32), ids=ids, values=values, own=own,
                      start=np.cumsum(count) - count, count=count)
     idx = np.arange(len(states))
     suits = np.arange(len(states)) % 6
@@ -152,6 +167,10 @@ def test_a_suit_view_of_a_batch_is_the_renamed_decisions_with_the_same_values() 
     assert (seen[2] == plain[2]).all() and (seen[4] == plain[4]).all()  # rows, regrets
     assert (seen[0] == permute_obs_rows(plain[0], suits)).all()
     assert (seen[1] == action_inputs_np(seen[0], ACTION_MAPS[suits[row], ids], row)).all()
+    assert [mask_of(np.flatnonzero(r).tolist()) for r in plain[6]] == own.tolist()
+    for m, b in enumerate(row):  # a renamed move's outcome is the original's, renamed
+        assert mask_of(np.flatnonzero(seen[6][m]).tolist()) == permute_mask(int(own[m]),
+                                                                            int(suits[b]))
     for b in idx:  # the renamed position's exact values are the original's
         mine = row == b
         got = solver.move_values(position_from_obs(seen[0][b]),
@@ -162,8 +181,8 @@ def test_a_suit_view_of_a_batch_is_the_renamed_decisions_with_the_same_values() 
 def test_batches_mark_the_best_moves() -> None:
     data = Positions(obs=np.zeros((2, 216), np.float32), ids=np.array([0, 1, 2, 3, 4]),
                      values=np.array([1.0, 3.0, 3.0, -2.0, 0.0], np.float32),
-                     start=np.array([0, 3]), count=np.array([3, 2]))
-    _, _, row, col, regret, width = _batch(data, np.array([1, 0]))
+                     own=np.zeros(5, np.int64), start=np.array([0, 3]), count=np.array([3, 2]))
+    _, _, row, col, regret, width, _ = _batch(data, np.array([1, 0]))
     assert width == 3
     assert row.tolist() == [0, 0, 1, 1, 1] and col.tolist() == [0, 1, 0, 1, 2]
     assert regret.tolist() == [2.0, 0.0, 2.0, 0.0, 0.0]
@@ -235,6 +254,69 @@ def test_a_run_fits_resumes_exports_and_plays_the_last_deal(tmp_path: Path) -> N
         info = info_set(s, s.to_move)
         assert agent.act(info) == plain.act(info)
         apply(s, agent.act(info))
+
+
+def test_the_ownership_head_trains_resumes_and_stays_out_of_the_policy(tmp_path: Path
+                                                                       ) -> None:
+    out = trainer.start(_cfg(tmp_path, "last_deal_epochs=1", "last_deal_ownership_coef=0.5"),
+                        progress=False, log=_quiet)
+    run = Path(out["run_dir"])
+    first = load_checkpoint(run / "checkpoints" / "final.pt", kind="training")
+    head = OwnershipHead(LastDealConfig()).state_dict()
+    assert first["ownership_head"].keys() == head.keys()
+    assert "ownership_head" not in load_checkpoint(out["policy"])
+    with pytest.raises(ConfigError, match="cannot be turned off on --resume"):
+        trainer.resume(run, {"last_deal_epochs": 2, "last_deal_ownership_coef": 0},
+                       progress=False, log=_quiet)
+    out = trainer.resume(run, {"last_deal_epochs": 2}, progress=False, log=_quiet)
+    ck = load_checkpoint(run / "checkpoints" / "final.pt", kind="training")
+    assert out["finished"] and ck["counters"]["epoch"] == 2
+    assert not torch.equal(ck["ownership_head"]["card.weight"],
+                           first["ownership_head"]["card.weight"])
+    plain = trainer.start(_cfg(tmp_path, "last_deal_epochs=1"), progress=False, log=_quiet)
+    with pytest.raises(ConfigError, match="cannot be turned on on --resume"):
+        trainer.resume(plain["run_dir"], {"last_deal_ownership_coef": 1},
+                       progress=False, log=_quiet)
+
+
+def test_move_outcomes_are_the_piles_the_engine_ends_with_on_the_best_line() -> None:
+    """After each legal move, the engine plays on with the first best move of the
+    solver's values for whoever is to move (read from that seat's observation); the
+    mover's pile when the hand ends is the move's outcome."""
+    for rules_options in VARIANTS[:3]:
+        states = [s for s in last_deal_states(rules_options, 60, seed=8)
+                  if len(s.legal_actions()) > 1]
+        solver = EndgameSolver(states[0].rules)
+        for s in states:
+            mover = s.to_move
+            legal = s.legal_actions()
+            outcomes = solver.move_outcomes(
+                position_from_obs(encode_info(info_set(s, mover))), legal)
+            for a, outcome in zip(legal, outcomes, strict=True):
+                t = s.copy()
+                over = apply(t, a, deal_next=False).hand is not None
+                while not over:
+                    moves = t.legal_actions()
+                    values = solver.move_values(
+                        position_from_obs(encode_info(info_set(t, t.to_move))), moves)
+                    over = apply(t, moves[int(np.argmax(values))],
+                                 deal_next=False).hand is not None
+                assert t.piles[mover % 2] == outcome
+
+
+def test_the_ownership_loss_reads_each_card_in_plays_outcome() -> None:
+    """Logits that are +20 exactly where a move's outcome gives the mover the card (and
+    -20 elsewhere) cost almost nothing; flipped, they cost about 20 a card."""
+    obs, ids, row, _ = _decisions(10, seed=3)
+    feats = action_inputs_np(obs, ids, row)
+    tok = tokens(obs, feats, row)
+    rng = np.random.default_rng(0)
+    own = rng.integers(0, 2, (len(ids), N_CARDS)).astype(np.float32)
+    card = tok.card[row]
+    right = np.where(card >= 0, own[np.arange(len(ids))[:, None], card] * 40 - 20, 0)
+    assert float(ownership_loss(torch.tensor(right), own, row, tok)) < 1e-6
+    assert float(ownership_loss(torch.tensor(-right), own, row, tok)) == pytest.approx(20,
+                                                                                   abs=1e-3)
 
 
 def test_a_stopped_run_resumes_at_its_minibatch(tmp_path: Path) -> None:

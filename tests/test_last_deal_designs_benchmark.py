@@ -33,7 +33,7 @@ def test_collected_positions_load_back_whole(bench, positions: Path) -> None:
     assert last == len(data) >= 150
     assert (data.count > 1).all()  # decisions with a choice only
     assert (data.start == np.cumsum(data.count) - data.count).all()
-    assert len(data.ids) == len(data.values) == data.count.sum()
+    assert len(data.ids) == len(data.values) == len(data.own) == data.count.sum()
     two, last2 = bench.load_positions([positions, positions])
     assert last2 == last and len(two) == 2 * len(data)
     assert (two.values[data.count.sum():] == data.values).all()
@@ -75,10 +75,31 @@ def test_each_design_fits_and_is_scored_on_the_last_files_tail(bench, positions)
             assert res["parameters"] > count_parameters(LastDealNet(LastDealConfig()))
 
 
+def test_the_ownership_loss_fits_beside_the_shipped_design(bench, positions) -> None:
+    res = bench.fit("shipped", 1, [positions], seed=2, threads=1, ownership=0.5)
+    assert res["ownership"] == 0.5  # the head is the trainer's, not the scorer's
+    assert res["parameters"] == count_parameters(LastDealNet(LastDealConfig()))
+    assert 0 <= res["epochs"][0]["best_move_rate"] <= 1
+
+
+def test_a_file_without_outcomes_is_refused_by_name(bench, positions, tmp_path: Path,
+                                                     capsys: pytest.CaptureFixture[str]
+                                                     ) -> None:
+    old = tmp_path / "old.npz"
+    with np.load(positions) as f:
+        np.savez(old, **{k: f[k] for k in f.files if k != "own"})
+    with pytest.raises(SystemExit) as e:
+        bench.main(["fit", "--data", str(old)])
+    assert e.value.code == 2
+    assert f"{old} lacks own: collect it again with this version" in capsys.readouterr().err
+
+
 @pytest.mark.parametrize(("argv", "message"), [
     (["fit", "--data", "nowhere.npz"], "no such --data file: nowhere.npz"),
     (["fit", "--data", "x.npz", "--epochs", "0"], "--epochs and --threads must be at least 1"),
     (["fit", "--data", "x.npz", "--design", "deep"], "invalid choice: 'deep'"),
+    (["fit", "--data", "x.npz", "--design", "after_states", "--ownership", "1"],
+     "is for --design shipped only"),
     (["collect", "--decisions", "0", "--out", "x.npz"], "--decisions must be at least 1, got 0"),
 ])
 def test_bad_arguments_get_one_line(bench, argv: list[str], message: str,
