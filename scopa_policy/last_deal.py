@@ -66,11 +66,17 @@ class Tokens:
     list (move, slot) for every captured card."""
 
     cards: np.ndarray  # (B, T, TOKEN_DIM) float32, slot 0 zeros
-    mask: np.ndarray  # (B, T) bool: a real token
     card: np.ndarray  # (B, T) int64
     played: np.ndarray  # (M,) int64
     captured_move: np.ndarray  # (P,) int64
     captured_slot: np.ndarray  # (P,) int64
+
+    @property
+    def mask(self) -> np.ndarray:
+        """(B, T) bool: a real token (the global token or a card)."""
+        mask = self.card >= 0
+        mask[:, 0] = True
+        return mask
 
 
 def tokens(obs: np.ndarray, feats: np.ndarray, row: np.ndarray) -> Tokens:
@@ -86,16 +92,13 @@ def tokens(obs: np.ndarray, feats: np.ndarray, row: np.ndarray) -> Tokens:
     slot = np.arange(len(rb)) - (np.cumsum(n) - n)[rb] + 1
     cards = np.zeros((b, t, TOKEN_DIM), np.float32)
     cards[rb, slot] = np.concatenate([_CARD_FEATS[rc], role[rb, rc]], -1)
-    mask = np.zeros((b, t), bool)
-    mask[:, 0] = True
-    mask[rb, slot] = True
     card = np.full((b, t), -1, np.int64)
     card[rb, slot] = rc
     pos = np.zeros((b, N_CARDS), np.int64)
     pos[rb, rc] = slot
     played_card = feats[:, COLUMNS["card"]].argmax(1)
     cm, cc = np.nonzero(feats[:, COLUMNS["capture"]] > 0.5)
-    return Tokens(cards, mask, card, pos[row, played_card], cm, pos[row[cm], cc])
+    return Tokens(cards, card, pos[row, played_card], cm, pos[row[cm], cc])
 
 
 def _linear(n_in: int, n_out: int) -> nn.Linear:

@@ -355,6 +355,7 @@ def test_a_stopped_run_resumes_at_its_minibatch(tmp_path: Path) -> None:
     (["last_deal_width=30"], "multiple of 'last_deal_heads'"),
     (["backend=ray"], "runs with backend: local"),
     (["last_deal_regret_coef=-1"], "'last_deal_regret_coef' = -1.0 is out of range"),
+    (["last_deal_ownership_coef=-1"], "'last_deal_ownership_coef' = -1.0 is out of range"),
 ])
 def test_bad_last_deal_configs_are_refused(extra: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):

@@ -100,6 +100,7 @@ def test_a_file_without_outcomes_is_refused_by_name(bench, positions, tmp_path: 
     (["fit", "--data", "x.npz", "--design", "deep"], "invalid choice: 'deep'"),
     (["fit", "--data", "x.npz", "--design", "after_states", "--ownership", "1"],
      "is for --design shipped only"),
+    (["fit", "--data", "x.npz", "--ownership", "-1"], "--ownership must be in [0, 100]"),
     (["collect", "--decisions", "0", "--out", "x.npz"], "--decisions must be at least 1, got 0"),
 ])
 def test_bad_arguments_get_one_line(bench, argv: list[str], message: str,
