@@ -273,7 +273,10 @@ def test_the_ownership_head_trains_resumes_and_stays_out_of_the_policy(tmp_path:
     assert out["finished"] and ck["counters"]["epoch"] == 2
     assert not torch.equal(ck["ownership_head"]["card.weight"],
                            first["ownership_head"]["card.weight"])
-    plain = trainer.start(_cfg(tmp_path, "last_deal_epochs=1"), progress=False, log=_quiet)
+    plain = trainer.start(_cfg(tmp_path, "last_deal_epochs=1", "last_deal_ownership_coef=0"),
+                          progress=False, log=_quiet)
+    assert "ownership_head" not in load_checkpoint(Path(plain["run_dir"]) / "checkpoints"
+                                                   / "final.pt", kind="training")
     with pytest.raises(ConfigError, match="cannot be turned on on --resume"):
         trainer.resume(plain["run_dir"], {"last_deal_ownership_coef": 1},
                        progress=False, log=_quiet)
