@@ -23,9 +23,10 @@ writer process is gone (training does it on every start and resume).
 
 from __future__ import annotations
 
+import io
 import os
 import re
-import tempfile
+import secrets
 import time
 import warnings
 from pathlib import Path
@@ -46,27 +47,31 @@ class CheckpointError(ValueError):
 
 
 def save_atomic(obj: dict[str, Any], path: str | Path) -> Path:
-    """``torch.save`` to a temp file in the same folder, fsync, then ``os.replace``.
+    """``torch.save`` into memory, write that to a temp file in the same folder, fsync,
+    then ``os.replace``.
 
-    A Ctrl-C during the write leaves ``path`` as it was and raises ``KeyboardInterrupt``
-    (torch's archive writer, interrupted mid-record, fails again as it closes: that
-    error is not what happened)."""
+    A Ctrl-C at any point leaves ``path`` as it was, removes the temp file and raises
+    ``KeyboardInterrupt``. (Serialising into memory first keeps the interrupt out of
+    torch's archive writer: a signal handler that raises inside the writer's file
+    callbacks can be swallowed there, or abort the process. Interrupted elsewhere in
+    ``torch.save`` the writer fails again as it closes: that error is not what happened.)
+    """
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.{os.getpid()}.", suffix=".tmp",
-                               dir=path.parent)
-    umask = os.umask(0)
-    os.umask(umask)
+    # The name is fixed before the file exists, so a Ctrl-C at any point (even while the
+    # file is being created) finds it to remove.
+    tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
     try:
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; give the usual file mode
+        buffer = io.BytesIO()
+        torch.save(obj, buffer)
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
         with os.fdopen(fd, "wb") as fh:
-            torch.save(obj, fh)
+            fh.write(buffer.getbuffer())
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
     except BaseException as e:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
+        tmp.unlink(missing_ok=True)
         if not isinstance(e, KeyboardInterrupt) and isinstance(e.__context__,
                                                                KeyboardInterrupt):
             raise KeyboardInterrupt from None

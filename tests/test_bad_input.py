@@ -529,6 +529,26 @@ def test_ctrl_c_during_a_save_is_an_interrupt_and_keeps_the_old_file(
     assert not list(tmp_path.glob(".*.tmp"))
 
 
+def test_ctrl_c_as_the_temp_file_appears_leaves_no_temp_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A signal handler may raise right after the temp file is created, before the write
+    starts: the temp file is still removed and the old file kept."""
+    target = save_atomic({"a": torch.zeros(1)}, tmp_path / "latest.pt")
+    before = target.read_bytes()
+    real_open = os.open
+
+    def open_then_interrupted(*args: object, **kwargs: object) -> int:
+        real_open(*args, **kwargs)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(os, "open", open_then_interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        save_atomic({"a": torch.ones(1)}, target)
+    monkeypatch.undo()
+    assert target.read_bytes() == before
+    assert not list(tmp_path.glob(".*.tmp"))
+
+
 def test_second_ctrl_c_in_training_is_one_line(tmp_path: Path) -> None:
     cmd = [sys.executable, str(ROOT / "train.py"), *_smoke(tmp_path, "total_env_steps=10000000",
                                                          "eval_every_steps=0")]
