@@ -197,6 +197,18 @@ class TrainConfig:
                               f"(torch {torch.__version__}); use device: auto or cpu")
         return torch.device("cuda")
 
+    def set_up_torch(self) -> None:
+        """Apply ``torch_threads`` and, where the learner runs on the CPU, torch's
+        deterministic algorithms: without them some multi-threaded CPU kernels add in an
+        order that varies from run to run, and two runs with 2 threads drifted 0.09 apart
+        in a weight within 10 updates (BENCHMARKS.md, the recipe). Process-wide, as
+        torch's thread count is."""
+        import torch
+
+        torch.set_num_threads(self.threads())
+        if self.torch_device().type == "cpu":
+            torch.use_deterministic_algorithms(True, warn_only=True)
+
     def threads(self) -> int:
         """``torch_threads`` resolved (0 = the CPU cores this process may use)."""
         import os

@@ -245,7 +245,7 @@ class Trainer:
                  progress: bool = True, log: Callable[[str], None] = print) -> None:
         self.cfg, self.run_dir, self.progress, self.log = cfg, run_dir, progress, log
         self.device = cfg.torch_device()
-        torch.set_num_threads(cfg.threads())
+        cfg.set_up_torch()
         random.seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         self.np_rng = np.random.default_rng(cfg.seed)

@@ -183,3 +183,37 @@ def test_variants_train(tmp_path: Path, overrides: list[str]) -> None:
                               "total_env_steps=1", *overrides])
     out = trainer.start(cfg, progress=False, log=_quiet)
     assert out["finished"] and out["counters"]["learner_samples"] > 0
+
+
+def test_two_runs_with_two_torch_threads_give_the_same_weights(tmp_path: Path) -> None:
+    """With several torch threads a seed still fixes a run's weights (the trainer turns
+    on torch's deterministic algorithms on the CPU). Each run is its own process."""
+    weights = []
+    for name in ("a", "b"):
+        cmd = [sys.executable, str(ROOT / "train.py"), "--config", str(SMOKE), "--no-progress",
+               "--set", f"runs_dir={tmp_path / name}", "--set", "torch_threads=2",
+               "--set", "device=cpu", "--set", "num_envs=256", "--set", "total_env_steps=27648",
+               "--set", "num_minibatches=2", "--set", "eval_every_steps=0",
+               "--set", "checkpoint_every_steps=0", "--set", "hidden_size=256",
+               "--set", "hidden_layers=2", "--set", "action_hidden=128"]
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stdout + done.stderr
+        weights.append(torch.load(next((tmp_path / name).glob("*/policy.pt")),
+                                  weights_only=True)["model"])
+    a, b = weights
+    assert a.keys() == b.keys()
+    for k in a:
+        assert torch.equal(a[k], b[k]), k
+
+
+def test_training_on_the_cpu_turns_on_deterministic_algorithms() -> None:
+    before = (torch.are_deterministic_algorithms_enabled(),
+              torch.is_deterministic_algorithms_warn_only_enabled(), torch.get_num_threads())
+    try:
+        torch.use_deterministic_algorithms(False)
+        load_config(SMOKE, ["device=cpu", "torch_threads=1"]).set_up_torch()
+        assert torch.are_deterministic_algorithms_enabled()
+        assert torch.get_num_threads() == 1
+    finally:
+        torch.use_deterministic_algorithms(before[0], warn_only=before[1])
+        torch.set_num_threads(before[2])
