@@ -197,7 +197,7 @@ class TrainConfig:
                               f"(torch {torch.__version__}); use device: auto or cpu")
         return torch.device("cuda")
 
-    def set_up_torch(self) -> None:
+    def set_up_torch(self, learner_device: Any) -> None:
         """Apply ``torch_threads`` and, where the learner runs on the CPU, torch's
         deterministic algorithms: without them some multi-threaded CPU kernels add in an
         order that varies from run to run, and two runs with 2 threads drifted 0.09 apart
@@ -206,7 +206,7 @@ class TrainConfig:
         import torch
 
         torch.set_num_threads(self.threads())
-        if self.torch_device().type == "cpu":
+        if learner_device.type == "cpu":
             torch.use_deterministic_algorithms(True, warn_only=True)
 
     def threads(self) -> int:

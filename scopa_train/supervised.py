@@ -107,7 +107,7 @@ class SupervisedStage:
     def __init__(self, cfg: TrainConfig, run_dir: Path, resume: dict[str, Any] | None = None,
                  log: Callable[[str], None] = print) -> None:
         self.cfg, self.run_dir, self.log = cfg, run_dir, log
-        cfg.set_up_torch()
+        cfg.set_up_torch(torch.device("cpu"))  # these stages fit on the CPU
         random.seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         self.rules = cfg.make_rules()

@@ -245,7 +245,7 @@ class Trainer:
                  progress: bool = True, log: Callable[[str], None] = print) -> None:
         self.cfg, self.run_dir, self.progress, self.log = cfg, run_dir, progress, log
         self.device = cfg.torch_device()
-        cfg.set_up_torch()
+        cfg.set_up_torch(self.device)
         random.seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         self.np_rng = np.random.default_rng(cfg.seed)

@@ -211,7 +211,7 @@ def test_training_on_the_cpu_turns_on_deterministic_algorithms() -> None:
               torch.is_deterministic_algorithms_warn_only_enabled(), torch.get_num_threads())
     try:
         torch.use_deterministic_algorithms(False)
-        load_config(SMOKE, ["device=cpu", "torch_threads=1"]).set_up_torch()
+        load_config(SMOKE, ["torch_threads=1"]).set_up_torch(torch.device("cpu"))
         assert torch.are_deterministic_algorithms_enabled()
         assert torch.get_num_threads() == 1
     finally:
