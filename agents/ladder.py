@@ -21,6 +21,7 @@ for learned agents, the same weights: their ``fingerprint()``).
 from __future__ import annotations
 
 import csv
+import inspect
 import json
 import re
 import sys
@@ -32,7 +33,7 @@ from typing import Any
 import numpy as np
 
 from scopa_env.commands import Parser, run
-from scopa_env.rules import resolve_rules
+from scopa_env.rules import Rules, resolve_rules
 
 from . import leaderboard
 from .evaluate import (
@@ -66,7 +67,8 @@ def run_pairs(specs: Sequence[str], *, hands: int, seed: int, out: Path, rules: 
         path = pairs_dir / f"{i:02d}-{_slug(a)}__{j:02d}-{_slug(b)}.json"
         params = {"a": a, "b": b, "hands": hands, "seed": seed, "rules": rules,
                   "players": players, "options": options or {}, "matches": matches,
-                  "protocol": PROTOCOL, **_fingerprints(a, b)}
+                  "protocol": PROTOCOL,
+                  **_fingerprints(a, b, rules=resolve_rules(rules, players, options))}
         cached = _cached(path, params)
         if cached is not None:
             results.append(cached)
@@ -86,15 +88,18 @@ def run_pairs(specs: Sequence[str], *, hands: int, seed: int, out: Path, rules: 
     return results
 
 
-def _fingerprints(*specs: str) -> dict[str, Any]:
+def _fingerprints(*specs: str, rules: Rules | None = None) -> dict[str, Any]:
     """``{"weights": {spec: digest}}`` for the specs whose agents can change under the
     same name (learned agents have a ``fingerprint()``: retrained or re-shipped weights),
-    so that a cached pair of theirs is replayed; empty when none can."""
+    so that a cached pair of theirs is replayed; empty when none can. A ``fingerprint``
+    that takes ``rules`` digests only what plays them (``pretrained``: the one weights
+    file for those rules)."""
     digests = {}
     for spec in specs:
         fp = getattr(build_agent(spec, 0), "fingerprint", None)
         if callable(fp):
-            digests[spec] = fp()
+            takes_rules = rules is not None and "rules" in inspect.signature(fp).parameters
+            digests[spec] = fp(rules) if takes_rules else fp()
     return {"weights": digests} if digests else {}
 
 

@@ -42,6 +42,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
+import scopa_policy  # noqa: E402, F401  (first: torch's thread policy, as in training)
+
+# isort: split
 import torch  # noqa: E402
 from torch import nn  # noqa: E402
 

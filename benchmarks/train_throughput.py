@@ -31,10 +31,14 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import torch
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+import scopa_policy  # noqa: E402, F401  (first: torch's thread policy, as in training)
+
+# isort: split
+import torch  # noqa: E402
 
 from scopa_env.vector import VectorScopaEnv  # noqa: E402
 from scopa_train.config import load_config  # noqa: E402

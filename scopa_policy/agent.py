@@ -267,10 +267,14 @@ class PretrainedAgent:
         """``CheckpointError`` unless there are weights for ``rules``."""
         pretrained_path(rules)
 
-    def fingerprint(self) -> str:
-        """A digest of every shipped weights file (and the endgame and suits modes)."""
+    def fingerprint(self, rules: Rules | None = None) -> str:
+        """A digest of the shipped weights file that plays ``rules`` (None: of every
+        shipped file), and the endgame and suits modes: a 4-player ladder keeps its
+        pairs when only the 2-player weights change."""
         h = hashlib.sha256(f"{self.endgame} {self.suits}".encode())
-        for path, _ in shipped_weights():
+        paths = ([path for path, _ in shipped_weights()] if rules is None
+                 else [pretrained_path(rules)])
+        for path in paths:
             h.update(path.name.encode())
             h.update(path.read_bytes())
         return h.hexdigest()[:16]

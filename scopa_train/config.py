@@ -198,16 +198,21 @@ class TrainConfig:
         return torch.device("cuda")
 
     def set_up_torch(self, learner_device: Any) -> None:
-        """Apply ``torch_threads`` and, where the learner runs on the CPU, torch's
-        deterministic algorithms: without them some multi-threaded CPU kernels add in an
-        order that varies from run to run, and two runs with 2 threads drifted 0.09 apart
-        in a weight within 10 updates (BENCHMARKS.md, the recipe). Process-wide, as
-        torch's thread count is."""
+        """Apply ``torch_threads`` and torch's deterministic algorithms: without them some
+        multi-threaded CPU kernels add in an order that varies from run to run (two runs
+        with 2 threads drifted 0.09 apart in a weight within 10 updates, BENCHMARKS.md,
+        the recipe), and on a GPU the backward of the network's gathers adds with
+        atomics. For a CUDA learner ``CUBLAS_WORKSPACE_CONFIG`` is set first (unless the
+        user set it), as deterministic cuBLAS requires; it takes effect because no cuBLAS
+        call has been made yet. Process-wide, as torch's thread count is."""
+        import os
+
         import torch
 
         torch.set_num_threads(self.threads())
-        if learner_device.type == "cpu":
-            torch.use_deterministic_algorithms(True, warn_only=True)
+        if learner_device.type == "cuda":
+            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+        torch.use_deterministic_algorithms(True, warn_only=True)
 
     def threads(self) -> int:
         """``torch_threads`` resolved (0 = the CPU cores this process may use)."""
@@ -300,9 +305,6 @@ def validate(cfg: TrainConfig) -> None:
         if cfg.ray_workers > cfg.num_envs:
             raise ConfigError(f"config key 'ray_workers' = {cfg.ray_workers} exceeds 'num_envs' "
                               f"= {cfg.num_envs}: every rollout worker needs a game")
-        if importlib.util.find_spec("ray") is None:
-            raise ConfigError("config key 'backend' is 'ray' but Ray is not installed: "
-                              "pip install -e .[ray]")
     if cfg.ent_coef_final > cfg.ent_coef:
         raise ConfigError(f"config key 'ent_coef_final' ({cfg.ent_coef_final}) must not exceed "
                           f"'ent_coef' ({cfg.ent_coef})")
@@ -345,6 +347,10 @@ def validate(cfg: TrainConfig) -> None:
         cfg.make_rules()
     except (ValueError, TypeError) as e:
         raise ConfigError(f"config keys 'rules'/'players'/'rules_options': {e}") from None
+    # last: what this machine lacks, once the config itself holds together
+    if cfg.backend == "ray" and importlib.util.find_spec("ray") is None:
+        raise ConfigError("config key 'backend' is 'ray' but Ray is not installed: "
+                          "pip install -e .[ray]")
 
 
 def _yaml_value(item: str, raw: str) -> Any:

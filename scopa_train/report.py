@@ -1,6 +1,8 @@
 """Figures for BENCHMARKS.md from a finished run.
 
     python -m scopa_train.report curve RUN_DIR docs/learning_curve.png
+    python -m scopa_train.report recipe-curve STAGE1/policy.pt ... STAGE4/policy.pt \
+        --out docs/learning_curve_recipe.png --against pimc expert --hands 2000 --seed 11
     python -m scopa_train.report strength CKPT --hands 2000 --against random greedy expert
     python -m scopa_train.report throughput RUN_DIR
     python -m scopa_train.report export RUN_DIR/checkpoints/final.pt \
@@ -10,6 +12,7 @@
 from __future__ import annotations
 
 import argparse
+import hashlib
 import json
 import sys
 from pathlib import Path
@@ -69,6 +72,79 @@ def plot_curve(run_dir: Path, out: Path, opponents: tuple[str, ...] | None = Non
     fig.tight_layout()
     out.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(out)
+    return out
+
+
+def recipe_curve(policies: list[Path], out: Path, against: list[str], hands: int = 2000,
+                 seed: int = 11, workers: int = 1, log: Any = print) -> Path:
+    """A recipe's learning curve: each stage's policy file (in the recipe's order) against
+    each opponent (evaluator, ``hands`` paired hands, ``seed``), at the recipe's minute
+    where that stage ended (the running sum of the files' ``wall_seconds`` counters).
+    The results are written beside the picture (``out`` with ``.json``) and reused for a
+    file whose bytes, opponent, hands and seed are unchanged."""
+    from agents.evaluate import evaluate
+    from scopa_policy.checkpoint import load_checkpoint
+
+    cache_file = out.with_suffix(".json")
+    cached: dict[str, Any] = {}
+    if cache_file.is_file():
+        for point in json.loads(cache_file.read_text()).get("stages", []):
+            for opp, r in point["results"].items():
+                cached[f"{point['sha256']} {opp} {r['hands']} {r['seed']}"] = r
+    stages, minutes = [], 0.0
+    for path in policies:
+        ck = load_checkpoint(path)
+        minutes += float(ck.get("counters", {}).get("wall_seconds", 0.0)) / 60
+        digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+        results = {}
+        for opp in against:
+            key = f"{digest} {opp} {hands} {seed}"
+            if key not in cached:
+                res = evaluate(f"ckpt:{path}", opp, hands=hands, seed=seed, workers=workers)
+                p = res.points_per_hand
+                cached[key] = {"margin": p.margin, "low": p.ci95[0], "high": p.ci95[1],
+                               "hands": hands, "seed": seed}
+            results[opp] = cached[key]
+            r = results[opp]
+            log(f"{path} (minute {minutes:.1f}) vs {opp}: {r['margin']:+.3f} "
+                f"[{r['low']:+.3f}, {r['high']:+.3f}]")
+        stages.append({"policy": str(path), "sha256": digest,
+                       "name": ck.get("config", {}).get("name", Path(path).parent.name),
+                       "minute": minutes, "results": results})
+    out.parent.mkdir(parents=True, exist_ok=True)
+    cache_file.write_text(json.dumps({"stages": stages}, indent=1) + "\n")
+    return _plot_stages(stages, against, hands, seed, out)
+
+
+def _plot_stages(stages: list[dict[str, Any]], against: list[str], hands: int, seed: int,
+                 out: Path) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(7, 4), dpi=120)
+    x = np.array([s["minute"] for s in stages])
+    for opp in against:
+        mean = np.array([s["results"][opp]["margin"] for s in stages])
+        err = np.array([[m - s["results"][opp]["low"], s["results"][opp]["high"] - m]
+                        for m, s in zip(mean, stages, strict=True)]).T
+        ax.errorbar(x, mean, yerr=err, marker="o", ms=4, capsize=3, label=f"vs {opp}")
+    for s in stages:
+        ax.axvline(s["minute"], color="grey", ls=":", lw=0.6)
+        ax.annotate(s["name"], (s["minute"], 0), xytext=(-3, 4), textcoords="offset points",
+                    fontsize=7, ha="right")
+    ax.axhline(0, color="grey", lw=0.8)
+    ax.set_xlim(0, max(x) * 1.05 if len(x) else 1)
+    ax.set_xlabel("training wall-clock at the end of each stage (minutes, 2-core machine)")
+    ax.set_ylabel("margin (points per hand)")
+    ax.set_title(f"the recipe, stage by stage: margin over {hands} paired hands "
+                 f"(seed {seed}), 95% CI", fontsize=9)
+    ax.legend()
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(out)
+    plt.close(fig)
     return out
 
 
@@ -139,6 +215,15 @@ def main(argv: list[str] | None = None) -> int:
                    help="evaluation opponents to plot (default: all but random)")
     c.add_argument("--after-minutes", type=float, default=0.0,
                    help="training minutes before this run (the stage it started from)")
+    r = sub.add_parser("recipe-curve", help="each stage's policy against opponents, at the "
+                       "recipe's minute where the stage ended")
+    r.add_argument("policies", type=Path, nargs="+", help="the stages' policy files, in order")
+    r.add_argument("--out", type=Path, required=True, help="the picture (PNG); its .json "
+                   "keeps the results")
+    r.add_argument("--against", nargs="+", default=["pimc", "expert"])
+    r.add_argument("--hands", type=int, default=2000)
+    r.add_argument("--seed", type=int, default=11)
+    r.add_argument("--workers", type=int, default=1)
     s = sub.add_parser("strength")
     s.add_argument("ckpt")
     s.add_argument("--against", nargs="+", default=["random", "greedy", "expert"])
@@ -157,6 +242,21 @@ def main(argv: list[str] | None = None) -> int:
         against = tuple(args.against) if args.against else None
         print(plot_curve(args.run_dir, args.out, against, marks=marks,
                          after_minutes=args.after_minutes))
+    elif args.cmd == "recipe-curve":
+        from agents.evaluate import build_agent
+
+        missing = [str(q) for q in args.policies if not q.is_file()]
+        if missing:
+            p.error(f"no such policy file: {', '.join(missing)}")
+        if args.hands < 1 or args.workers < 1:
+            p.error("--hands and --workers must be at least 1")
+        try:
+            for spec in args.against:  # a bad spec stops before any stage is played
+                build_agent(spec, 0)
+            print(recipe_curve(args.policies, args.out, args.against, args.hands, args.seed,
+                               args.workers))
+        except ValueError as e:  # a bad spec, or a file that is not a policy (CheckpointError)
+            p.error(str(e))
     elif args.cmd == "strength":
         res = strength(args.ckpt, args.against, args.hands, args.seed, args.workers)
         if args.json:

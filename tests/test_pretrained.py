@@ -82,3 +82,21 @@ def test_cli_refusal_is_one_line():
     assert out.returncode != 0
     assert "Traceback" not in out.stderr
     assert "no weights for scopone_scientifico with 4 players" in out.stderr
+
+
+def test_fingerprint_per_rules_follows_only_the_weights_that_play_them(weights_dir):
+    """A ladder's cached pairs for 4 players survive re-shipped 2-player weights."""
+    four = make_rules(players=4)
+    ck = load_checkpoint(learned.PRETRAINED)
+    ck["rules"] = four.to_dict()
+    save_atomic(ck, weights_dir / "team4.pt")
+    learned.shipped_weights.cache_clear()
+    agent = learned.load_policy_agent(None, seed=0)
+    before = (agent.fingerprint(), agent.fingerprint(make_rules()), agent.fingerprint(four))
+    assert len(set(before)) == 3
+    ck2 = load_checkpoint(weights_dir / "default.pt")
+    ck2["counters"] = {**ck2.get("counters", {}), "re-shipped": 1}
+    save_atomic(ck2, weights_dir / "default.pt")
+    after = (agent.fingerprint(), agent.fingerprint(make_rules()), agent.fingerprint(four))
+    assert after[0] != before[0] and after[1] != before[1]
+    assert after[2] == before[2]

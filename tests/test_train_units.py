@@ -327,10 +327,44 @@ def test_device_cuda_without_a_gpu_is_a_config_error(monkeypatch: pytest.MonkeyP
         load_config(CONFIGS / "smoke.yaml", ["device=tpu"])
 
 
+def test_ray_missing_is_reported_after_the_configs_own_contradictions(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    """A config that cannot run with Ray at all says so whether Ray is installed or not;
+    a config that could says what to install."""
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "ray" else real(name, *a))
+    with pytest.raises(ConfigError, match="'suit_distill' runs with backend: local"):
+        load_config(CONFIGS / "suit_distill.yaml", ["backend=ray"])
+    with pytest.raises(ConfigError, match=r"Ray is not installed: pip install -e \.\[ray\]"):
+        load_config(CONFIGS / "smoke.yaml", ["backend=ray", "ray_workers=2"])
+
+
 def test_torch_threads_zero_means_every_core() -> None:
     cfg = load_config(CONFIGS / "smoke.yaml", ["torch_threads=0"])
     assert cfg.threads() == len(os.sched_getaffinity(0))
     assert load_config(CONFIGS / "smoke.yaml", ["torch_threads=3"]).threads() == 3
+
+
+@pytest.mark.parametrize("user, policy, spin", [
+    ({}, "PASSIVE", "10000"),  # the package's default: a short spin, then sleep
+    ({"OMP_WAIT_POLICY": "ACTIVE"}, "ACTIVE", None),  # the user's choice is left alone
+    ({"GOMP_SPINCOUNT": "500"}, "PASSIVE", "500"),
+])
+def test_thread_wait_policy_set_before_torch_loads(user: dict[str, str], policy: str,
+                                                   spin: str | None) -> None:
+    import subprocess
+    import sys
+
+    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
+    code = ("import os, scopa_policy; "
+            "print(os.environ.get('OMP_WAIT_POLICY'), os.environ.get('GOMP_SPINCOUNT'))")
+    out = subprocess.run([sys.executable, "-c", code], env={**env, **user}, text=True,
+                         capture_output=True, check=True,
+                         cwd=Path(__file__).resolve().parent.parent)
+    assert out.stdout.split() == [policy, str(spin)]
 
 
 def test_loading_skips_the_initialisation_it_overwrites(tmp_path: Path) -> None:
