@@ -130,10 +130,10 @@ def _plot_stages(stages: list[dict[str, Any]], against: list[str], hands: int, s
         err = np.array([[m - s["results"][opp]["low"], s["results"][opp]["high"] - m]
                         for m, s in zip(mean, stages, strict=True)]).T
         ax.errorbar(x, mean, yerr=err, marker="o", ms=4, capsize=3, label=f"vs {opp}")
-    for s in stages:
+    for s in stages:  # each stage's name along its line, clear of its neighbours
         ax.axvline(s["minute"], color="grey", ls=":", lw=0.6)
-        ax.annotate(s["name"], (s["minute"], 0), xytext=(-3, 4), textcoords="offset points",
-                    fontsize=7, ha="right")
+        ax.text(s["minute"], 0.5, f" {s['name']} ", transform=ax.get_xaxis_transform(),
+                rotation=90, fontsize=7, ha="right", va="center", color="dimgrey")
     ax.axhline(0, color="grey", lw=0.8)
     ax.set_xlim(0, max(x) * 1.05 if len(x) else 1)
     ax.set_xlabel("training wall-clock at the end of each stage (minutes, 2-core machine)")
