@@ -59,13 +59,19 @@ def test_refuses_rules_it_was_not_trained_for(weights_dir, rules, message):
         agent.act(info_set(s, s.to_move))
 
 
-def test_picks_the_weights_of_the_game_it_plays(weights_dir):
+def _with_team_weights(weights_dir):
+    """The 4-player rules and a ``pretrained`` agent over ``weights_dir`` with a
+    ``team4.pt`` beside ``default.pt`` (the 2-player weights relabelled)."""
     four = make_rules(players=4)
     ck = load_checkpoint(learned.PRETRAINED)
     ck["rules"] = four.to_dict()
     save_atomic(ck, weights_dir / "team4.pt")
     learned.shipped_weights.cache_clear()
-    agent = learned.load_policy_agent(None, seed=0)
+    return four, learned.load_policy_agent(None, seed=0)
+
+
+def test_picks_the_weights_of_the_game_it_plays(weights_dir):
+    four, agent = _with_team_weights(weights_dir)
     for rules, name in ((make_rules(), "default.pt"), (four, "team4.pt")):
         s = new_match(rules, seed=4)
         info = info_set(s, s.to_move)
@@ -86,12 +92,7 @@ def test_cli_refusal_is_one_line():
 
 def test_fingerprint_per_rules_follows_only_the_weights_that_play_them(weights_dir):
     """A ladder's cached pairs for 4 players survive re-shipped 2-player weights."""
-    four = make_rules(players=4)
-    ck = load_checkpoint(learned.PRETRAINED)
-    ck["rules"] = four.to_dict()
-    save_atomic(ck, weights_dir / "team4.pt")
-    learned.shipped_weights.cache_clear()
-    agent = learned.load_policy_agent(None, seed=0)
+    four, agent = _with_team_weights(weights_dir)
     before = (agent.fingerprint(), agent.fingerprint(make_rules()), agent.fingerprint(four))
     assert len(set(before)) == 3
     ck2 = load_checkpoint(weights_dir / "default.pt")
