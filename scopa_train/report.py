@@ -91,29 +91,38 @@ def recipe_curve(policies: list[Path], out: Path, against: list[str], hands: int
         for point in json.loads(cache_file.read_text()).get("stages", []):
             for opp, r in point["results"].items():
                 cached[f"{point['sha256']} {opp} {r['hands']} {r['seed']}"] = r
-    stages, minutes = [], 0.0
+    out.parent.mkdir(parents=True, exist_ok=True)
+    stages: list[dict[str, Any]] = []
+    minutes = 0.0
     for path in policies:
         ck = load_checkpoint(path)
         minutes += float(ck.get("counters", {}).get("wall_seconds", 0.0)) / 60
         digest = hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
-        results = {}
+        stage = {"policy": str(path), "sha256": digest,
+                 "name": ck.get("config", {}).get("name", Path(path).parent.name),
+                 "minute": minutes, "results": {}}
+        stages.append(stage)
         for opp in against:
             key = f"{digest} {opp} {hands} {seed}"
-            if key not in cached:
+            played = key not in cached
+            if played:
                 res = evaluate(f"ckpt:{path}", opp, hands=hands, seed=seed, workers=workers)
                 p = res.points_per_hand
                 cached[key] = {"margin": p.margin, "low": p.ci95[0], "high": p.ci95[1],
                                "hands": hands, "seed": seed}
-            results[opp] = cached[key]
-            r = results[opp]
+            r = stage["results"][opp] = cached[key]
+            if played:  # a stop keeps every result played so far
+                _write_atomic(cache_file, {"stages": stages})
             log(f"{path} (minute {minutes:.1f}) vs {opp}: {r['margin']:+.3f} "
                 f"[{r['low']:+.3f}, {r['high']:+.3f}]")
-        stages.append({"policy": str(path), "sha256": digest,
-                       "name": ck.get("config", {}).get("name", Path(path).parent.name),
-                       "minute": minutes, "results": results})
-    out.parent.mkdir(parents=True, exist_ok=True)
-    cache_file.write_text(json.dumps({"stages": stages}, indent=1) + "\n")
+    _write_atomic(cache_file, {"stages": stages})
     return _plot_stages(stages, against, hands, seed, out)
+
+
+def _write_atomic(path: Path, doc: dict[str, Any]) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    tmp.replace(path)
 
 
 def _plot_stages(stages: list[dict[str, Any]], against: list[str], hands: int, seed: int,

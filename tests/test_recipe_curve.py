@@ -65,3 +65,32 @@ def test_bad_input_is_one_line(stages, tmp_path, capsys):
         report.main(["recipe-curve", str(junk), "--out", str(out), "--against", "random"])
     assert str(junk) in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_a_stop_keeps_the_results_already_played(stages, tmp_path, monkeypatch):
+    """An evaluation that fails (or a Ctrl-C) part-way leaves the finished points in the
+    .json, and the next run plays only what is missing."""
+    import agents.evaluate
+
+    real = agents.evaluate.evaluate
+    calls: list[str] = []
+
+    def second_fails(a, b, **k):
+        calls.append(a)
+        if len(calls) == 2:
+            raise KeyboardInterrupt
+        return real(a, b, **k)
+
+    monkeypatch.setattr(agents.evaluate, "evaluate", second_fails)
+    out = tmp_path / "r.png"
+    with pytest.raises(KeyboardInterrupt):
+        report.recipe_curve(stages, out, ["random"], hands=4, seed=3, log=lambda _: None)
+    kept = json.loads(out.with_suffix(".json").read_text())["stages"]
+    assert [s["name"] for s in kept] == ["stage1"] and "random" in kept[0]["results"]
+    assert not list(tmp_path.glob(".*.tmp"))
+
+    calls.clear()
+    monkeypatch.setattr(agents.evaluate, "evaluate",
+                        lambda a, b, **k: calls.append(a) or real(a, b, **k))
+    report.recipe_curve(stages, out, ["random"], hands=4, seed=3, log=lambda _: None)
+    assert calls == [f"ckpt:{stages[1]}"]  # only the missing stage is played
