@@ -15,13 +15,12 @@ parameters), ``ladder.md``, ``ladder.png`` and ``README.md``, the leaderboard
 (``agents.leaderboard``: ranks with their uncertainty, the margin against ``pimc``,
 time per move); each pair's full evaluation is kept
 in ``DIR/pairs/`` and reused when the ladder is re-run with the same parameters (and,
-for learned agents, the same weights: their ``fingerprint()``).
+for learned agents, the same weights: their ``fingerprint(rules)``).
 """
 
 from __future__ import annotations
 
 import csv
-import inspect
 import json
 import re
 import sys
@@ -88,18 +87,16 @@ def run_pairs(specs: Sequence[str], *, hands: int, seed: int, out: Path, rules: 
     return results
 
 
-def _fingerprints(*specs: str, rules: Rules | None = None) -> dict[str, Any]:
+def _fingerprints(*specs: str, rules: Rules) -> dict[str, Any]:
     """``{"weights": {spec: digest}}`` for the specs whose agents can change under the
-    same name (learned agents have a ``fingerprint()``: retrained or re-shipped weights),
-    so that a cached pair of theirs is replayed; empty when none can. A ``fingerprint``
-    that takes ``rules`` digests only what plays them (``pretrained``: the one weights
-    file for those rules)."""
+    same name (learned agents have a ``fingerprint(rules)``: a digest of the weights that
+    play ``rules``, so retrained or re-shipped weights replay a cached pair of theirs);
+    empty when none can."""
     digests = {}
     for spec in specs:
         fp = getattr(build_agent(spec, 0), "fingerprint", None)
         if callable(fp):
-            takes_rules = rules is not None and "rules" in inspect.signature(fp).parameters
-            digests[spec] = fp(rules) if takes_rules else fp()
+            digests[spec] = fp(rules)
     return {"weights": digests} if digests else {}
 
 

@@ -178,9 +178,10 @@ class PolicyAgent:
             a += n
         return out
 
-    def fingerprint(self) -> str:
+    def fingerprint(self, rules: Rules | None = None) -> str:
         """A digest of the weights (and the endgame and suits modes): a ladder replays a
-        cached pair when a spec's weights have changed."""
+        cached pair when a spec's weights have changed. One weights file plays every
+        game, so ``rules`` does not enter it."""
         h = hashlib.sha256(f"{self.endgame} {self.suits}".encode())
         parts = [self.net] + ([self.last_deal] if self.last_deal is not None else [])
         for part in parts:
