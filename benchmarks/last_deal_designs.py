@@ -3,7 +3,8 @@
     .venv/bin/python benchmarks/last_deal_designs.py collect --decisions 1000000 \\
         --seed 5 --out pos_s5.npz
     .venv/bin/python benchmarks/last_deal_designs.py fit --design shipped --epochs 1 \\
-        --data pos_s5.npz [--data more.npz ...] [--ownership 0.5] [--threads 1] [--json]
+        --data pos_s5.npz [--data more.npz ...] [--ownership 0.5] [--buckets 16]
+        [--threads 1] [--json]
 
 ``collect`` lets the shipped PPO network (``scopa_policy/pretrained/default.pt``) play
 rollouts with the opponent pool of ``configs/last_deal.yaml`` and keeps every last-deal
@@ -16,7 +17,8 @@ stage 3's loop (``LastDealTrainer``: the same minibatches, loss and cosine learn
 as ``configs/last_deal.yaml``, seeded ``--seed``), and scores the held-out decisions, the
 last 2% of the last file, after every epoch: the share where the scorer's move is a best
 one, and the points it loses a decision. ``--ownership C`` adds stage 3's ownership loss
-(``last_deal_ownership_coef``; the shipped design only). Designs:
+(``last_deal_ownership_coef``; the shipped design only); ``--buckets N`` draws the
+minibatches as stage 3 does with ``last_deal_buckets: N``. Designs:
 
 - ``shipped``: ``scopa_policy.last_deal.LastDealNet``, the recipe's scorer;
 - ``after_states``: every legal move gets its own copy of the card tokens, flagged with
@@ -197,11 +199,12 @@ class DesignTrainer(LastDealTrainer):
 
 
 def fit(design: str, epochs: int, data_paths: list[Path], seed: int, threads: int,
-        ownership: float = 0.0) -> dict:
+        ownership: float = 0.0, buckets: int = 0) -> dict:
     data, last = load_positions(data_paths)
     cfg = load_config(CONFIG, [f"seed={seed}", f"last_deal_epochs={epochs}",
                                f"torch_threads={threads}",
-                               f"last_deal_ownership_coef={ownership}"])
+                               f"last_deal_ownership_coef={ownership}",
+                               f"last_deal_buckets={buckets}"])
     from torch.utils.tensorboard import SummaryWriter
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -216,7 +219,7 @@ def fit(design: str, epochs: int, data_paths: list[Path], seed: int, threads: in
         trainer.writer.close()
         epochs_out = [json.loads(line) for line in
                       (Path(tmp) / "evaluations.jsonl").read_text().splitlines()]
-    return {"design": design, "ownership": ownership,
+    return {"design": design, "ownership": ownership, "buckets": buckets,
             "parameters": count_parameters(trainer.net),
             "decisions": len(data), "held_out": trainer.held, "seed": seed,
             "threads": threads,
@@ -241,6 +244,9 @@ def main(argv: list[str] | None = None) -> int:
                    help="a file of `collect` (repeat for more; the last holds the held-out)")
     f.add_argument("--ownership", type=float, default=0.0, metavar="COEF",
                    help="weight of stage 3's ownership loss (shipped design only)")
+    f.add_argument("--buckets", type=int, default=0, metavar="N",
+                   help="stage 3's last_deal_buckets: N minibatches sorted by cards in play "
+                        "(0: plain random minibatches)")
     f.add_argument("--seed", type=int, default=5)
     f.add_argument("--threads", type=int, default=1, help="torch threads")
     f.add_argument("--json", action="store_true", help="print the figures as JSON")
@@ -256,21 +262,23 @@ def main(argv: list[str] | None = None) -> int:
         save_positions(data, args.out)
         print(f"{len(data):,} decisions saved to {args.out}")
         return 0
-    if args.epochs < 1 or args.threads < 1:
-        p.error("--epochs and --threads must be at least 1")
+    if args.epochs < 1 or args.threads < 1 or args.buckets < 0:
+        p.error("--epochs and --threads must be at least 1, --buckets at least 0")
     if not 0 <= args.ownership <= 100 or (args.ownership and args.design != "shipped"):
         p.error("--ownership must be in [0, 100], and is for --design shipped only")
     missing = [str(d) for d in args.data if not d.is_file()]
     if missing:
         p.error(f"no such --data file: {', '.join(missing)}")
     try:
-        res = fit(args.design, args.epochs, args.data, args.seed, args.threads, args.ownership)
+        res = fit(args.design, args.epochs, args.data, args.seed, args.threads, args.ownership,
+                  args.buckets)
     except ValueError as e:
         p.error(str(e))
     if args.json:
         print(json.dumps(res, indent=2))
         return 0
-    own = f", ownership {res['ownership']:g}" if res["ownership"] else ""
+    own = (f", ownership {res['ownership']:g}" if res["ownership"] else "") + (
+        f", buckets {res['buckets']}" if res["buckets"] > 1 else "")
     print(f"{res['design']}{own}: {res['parameters']:,} parameters, {res['decisions']:,} "
           f"decisions ({res['held_out']:,} held out), seed {res['seed']}, "
           f"{res['threads']} torch thread(s)")

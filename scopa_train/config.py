@@ -144,6 +144,10 @@ class TrainConfig:
     last_deal_suit_augment: bool = _f(False, "fit each minibatch's decisions under random "
                                       "permutations of the plain suits (cups, swords and "
                                       "clubs play alike: scopa_env.symmetry)")
+    last_deal_buckets: int = _f(0, "minibatches drawn together and sorted by the cards in "
+                                "play, so that each pads its decisions to fewer tokens "
+                                "(about 1.5 times faster at 16); 0 or 1: plain random "
+                                "minibatches", lo=0, hi=1 << 16)
     last_deal_ownership_coef: float = _f(0.0, "weight of the ownership loss: a training "
                                          "head predicts, from each move's hidden layer, "
                                          "which cards in play the mover ends up with under "

@@ -42,12 +42,19 @@ from scopa_env.cards import N_CARDS
 from scopa_env.symmetry import ACTION_MAPS, CARD_MAPS, SUIT_PERMUTATIONS, permute_obs_rows
 from scopa_policy.checkpoint import policy_checkpoint
 from scopa_policy.features import action_inputs_np
-from scopa_policy.last_deal import LastDealConfig, LastDealNet, Tokens, _linear, tokens
+from scopa_policy.last_deal import (
+    LastDealConfig,
+    LastDealNet,
+    Tokens,
+    _linear,
+    cards_in_play,
+    tokens,
+)
 from scopa_policy.network import PolicyNet
 
 from .config import ConfigError, TrainConfig
 from .rollout import best_per_decision
-from .supervised import FlatDecisions, SupervisedStage, play_rollouts
+from .supervised import FlatDecisions, SupervisedStage, length_buckets, play_rollouts
 
 
 @dataclass
@@ -251,6 +258,16 @@ class LastDealTrainer(SupervisedStage):
     def collect(self, halted: Callable[[], str | None]) -> tuple[Positions | None, int]:
         self.log(f"collecting {self.cfg.last_deal_decisions:,} last-deal decisions")
         return collect_positions(self.policy, self.cfg, self.log, halted)
+
+    def minibatches(self, data: Positions, train_idx: np.ndarray, rng: np.random.Generator
+                    ) -> list[np.ndarray]:
+        """With ``last_deal_buckets`` above 1, minibatches of decisions with about as
+        many cards in play (``length_buckets``); else plain random ones."""
+        if self.cfg.last_deal_buckets <= 1:
+            return super().minibatches(data, train_idx, rng)
+        order = rng.permutation(train_idx)
+        return length_buckets(order, cards_in_play(data.obs[order]), self.batch,
+                              self.cfg.last_deal_buckets, rng)
 
     def step(self, data: Positions, idx: np.ndarray) -> torch.Tensor:
         suits = None

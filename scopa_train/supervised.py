@@ -92,6 +92,21 @@ def play_rollouts(policy: PolicyNet, cfg: TrainConfig, teacher: Teacher | None =
         yield batch, stats.env_steps
 
 
+def length_buckets(order: np.ndarray, lengths: np.ndarray, batch: int, group: int,
+                   rng: np.random.Generator) -> list[np.ndarray]:
+    """Minibatches of ``batch`` from ``order`` (already shuffled) that pad little: each
+    run of ``group`` x ``batch`` decisions is sorted by ``lengths`` (of ``order``'s
+    entries) and cut into ``group`` minibatches, and the minibatches are shuffled. As
+    many minibatches as cutting ``order`` directly gives; every decision once."""
+    span = group * batch
+    out: list[np.ndarray] = []
+    for a in range(0, len(order), span):
+        run = order[a:a + span]
+        run = run[np.argsort(lengths[a:a + span], kind="stable")]
+        out += [run[b:b + batch] for b in range(0, len(run), batch)]
+    return [out[k] for k in rng.permutation(len(out))]
+
+
 class SupervisedStage:
     """Collect, then fit epoch by epoch; checkpoints and TensorBoard like a PPO run.
 
@@ -155,6 +170,13 @@ class SupervisedStage:
         """Load the trained network's weights (and anything else) from a training
         checkpoint of this stage."""
         raise NotImplementedError
+
+    def minibatches(self, data: Any, train_idx: np.ndarray, rng: np.random.Generator
+                    ) -> list[np.ndarray]:
+        """One epoch's minibatches of ``train_idx``, drawn with ``rng`` (seeded by the
+        epoch, so a resume sees the same ones): a random permutation cut in order."""
+        order = rng.permutation(train_idx)
+        return [order[a:a + self.batch] for a in range(0, len(order), self.batch)]
 
     # -- the loop ----------------------------------------------------------------------
     def held_out(self, n: int) -> np.ndarray:
@@ -221,7 +243,8 @@ class SupervisedStage:
         self.log(f"{len(data):,} decisions ({held:,} held out); {self.epochs} "
                  f"epochs of {per_epoch} minibatches")
         while c["epoch"] < self.epochs:
-            order = np.random.default_rng(cfg.seed + c["epoch"]).permutation(train_idx)
+            batches = self.minibatches(data, train_idx,
+                                       np.random.default_rng(cfg.seed + c["epoch"]))
             losses: list[float] = []
             while c["step"] < per_epoch:
                 why = halted()
@@ -231,8 +254,7 @@ class SupervisedStage:
                 lr = self.lr * 0.5 * (1 + math.cos(math.pi * done / total))
                 for group in self.optimizer.param_groups:
                     group["lr"] = lr
-                a = c["step"] * self.batch
-                loss = self.step(data, order[a:a + self.batch])
+                loss = self.step(data, batches[c["step"]])
                 self.optimizer.zero_grad(set_to_none=True)
                 loss.backward()
                 self.optimizer.step()
@@ -281,4 +303,4 @@ class SupervisedStage:
                 "policy": str(policy), "counters": dict(c), "run_dir": str(self.run_dir)}
 
 
-__all__ = ["FlatDecisions", "SupervisedStage", "play_rollouts"]
+__all__ = ["FlatDecisions", "SupervisedStage", "length_buckets", "play_rollouts"]

@@ -26,7 +26,7 @@ from scopa_policy.checkpoint import (
     save_atomic,
 )
 from scopa_policy.features import COLUMNS, action_inputs_np
-from scopa_policy.last_deal import LastDealConfig, LastDealNet, tokens
+from scopa_policy.last_deal import LastDealConfig, LastDealNet, _softmax, cards_in_play, tokens
 from scopa_policy.network import PolicyNet
 from scopa_policy.symmetry import SuitAveraged
 from scopa_train import trainer
@@ -40,6 +40,7 @@ from scopa_train.last_deal import (
     ownership_loss,
 )
 from scopa_train.report import export
+from scopa_train.supervised import length_buckets
 from tests.test_endgame import VARIANTS, last_deal_states
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -352,6 +353,71 @@ def test_a_stopped_run_resumes_at_its_minibatch(tmp_path: Path) -> None:
     assert load_checkpoint(run / "checkpoints" / "final.pt")["counters"]["epoch"] == 2
 
 
+def test_the_attention_softmax_is_torchs_with_masked_slots_at_zero() -> None:
+    x = torch.randn(6, 2, 5, 5, dtype=torch.float64)
+    x[:, :, :, 3:] = float("-inf")  # padding slots, as the blocks mask them
+    a = x.clone().requires_grad_()
+    b = x.clone().requires_grad_()
+    torch.testing.assert_close(_softmax(a), b.softmax(-1), rtol=0, atol=1e-12)
+    assert float(_softmax(a).detach()[..., 3:].abs().max()) == 0.0
+    w = torch.randn(6, 2, 5, 5, dtype=torch.float64)
+    (_softmax(a) * w).sum().backward()
+    (b.softmax(-1) * w).sum().backward()
+    torch.testing.assert_close(a.grad, b.grad, rtol=0, atol=1e-12)
+
+
+def test_length_buckets_hold_every_decision_once_and_pad_less() -> None:
+    rng = np.random.default_rng(0)
+    lengths = rng.integers(4, 16, 1000)
+    order = rng.permutation(1000)
+    batches = length_buckets(order, lengths[order], 64, 4, np.random.default_rng(1))
+    assert len(batches) == math.ceil(1000 / 64)
+    assert sorted(np.concatenate(batches).tolist()) == list(range(1000))
+    plain = [order[a:a + 64] for a in range(0, 1000, 64)]
+    pad = [sum(int(lengths[b].max() - lengths[b].sum() / len(b)) for b in bs)
+           for bs in (batches, plain)]
+    assert pad[0] < pad[1] / 2
+    again = length_buckets(order, lengths[order], 64, 4, np.random.default_rng(1))
+    assert all(np.array_equal(a, b) for a, b in zip(batches, again, strict=True))
+
+
+def test_cards_in_play_counts_the_tokens_of_each_decision() -> None:
+    obs, ids, row, _ = _decisions(20, 4)
+    tok = tokens(obs, action_inputs_np(obs, ids, row), row)
+    assert cards_in_play(obs).tolist() == (tok.card >= 0).sum(1).tolist()
+
+
+def test_a_bucketed_run_stopped_and_resumed_equals_a_straight_one(tmp_path: Path) -> None:
+    from scopa_train import last_deal
+
+    extra = ("last_deal_epochs=2", "last_deal_buckets=3")
+    straight = trainer.start(_cfg(tmp_path / "a", *extra), progress=False, log=_quiet)
+    seen: list[np.ndarray] = []
+    real = last_deal.LastDealTrainer.step
+
+    def step_then_stop(self, data, idx):  # noqa: ANN001, ANN202
+        seen.append(cards_in_play(data.obs[idx]))
+        if len(seen) == 4:
+            import os
+            import signal
+
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(self, data, idx)
+
+    last_deal.LastDealTrainer.step = step_then_stop
+    try:
+        out = trainer.start(_cfg(tmp_path / "b", *extra), progress=False, log=_quiet)
+    finally:
+        last_deal.LastDealTrainer.step = real
+    assert not out["finished"]
+    assert np.mean([s.max() - s.mean() for s in seen]) < 1.5  # little padding
+    out = trainer.resume(Path(out["run_dir"]), progress=False, log=_quiet)
+    assert out["finished"]
+    a = load_checkpoint(Path(straight["policy"]))["last_deal"]["model"]
+    b = load_checkpoint(Path(out["policy"]))["last_deal"]["model"]
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
 @pytest.mark.parametrize(("extra", "message"), [
     (["players=4"], "needs players: 2"),
     (["init_from="], "needs 'init_from'"),
@@ -359,6 +425,7 @@ def test_a_stopped_run_resumes_at_its_minibatch(tmp_path: Path) -> None:
     (["backend=ray"], "runs with backend: local"),
     (["last_deal_regret_coef=-1"], "'last_deal_regret_coef' = -1.0 is out of range"),
     (["last_deal_ownership_coef=-1"], "'last_deal_ownership_coef' = -1.0 is out of range"),
+    (["last_deal_buckets=-1"], "'last_deal_buckets' = -1 is out of range"),
 ])
 def test_bad_last_deal_configs_are_refused(extra: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
