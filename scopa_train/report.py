@@ -246,6 +246,18 @@ def main(argv: list[str] | None = None) -> int:
     e.add_argument("ckpt", type=Path)
     e.add_argument("out", type=Path)
     args = p.parse_args(argv)
+    try:
+        return _run(p, args)
+    except (ValueError, OSError) as e:  # a missing or damaged file (CheckpointError), ...
+        p.error(str(e))
+
+
+def _run(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
+    """The subcommand of ``args``; bad input is a ``ValueError`` or ``OSError``."""
+    run_dir = getattr(args, "run_dir", None)
+    if run_dir is not None and not (run_dir / "tensorboard").is_dir():
+        raise ValueError(f"{str(run_dir)!r} is not a training run directory (it has no "
+                         f"tensorboard/ folder)")
     if args.cmd == "curve":
         marks = [(float(m.split(":", 1)[0]), m.split(":", 1)[1]) for m in args.mark]
         against = tuple(args.against) if args.against else None
@@ -259,13 +271,10 @@ def main(argv: list[str] | None = None) -> int:
             p.error(f"no such policy file: {', '.join(missing)}")
         if args.hands < 1 or args.workers < 1:
             p.error("--hands and --workers must be at least 1")
-        try:
-            for spec in args.against:  # a bad spec stops before any stage is played
-                build_agent(spec, 0)
-            print(recipe_curve(args.policies, args.out, args.against, args.hands, args.seed,
-                               args.workers))
-        except ValueError as e:  # a bad spec, or a file that is not a policy (CheckpointError)
-            p.error(str(e))
+        for spec in args.against:  # a bad spec stops before any stage is played
+            build_agent(spec, 0)
+        print(recipe_curve(args.policies, args.out, args.against, args.hands, args.seed,
+                           args.workers))
     elif args.cmd == "strength":
         res = strength(args.ckpt, args.against, args.hands, args.seed, args.workers)
         if args.json:

@@ -94,3 +94,21 @@ def test_a_stop_keeps_the_results_already_played(stages, tmp_path, monkeypatch):
                         lambda a, b, **k: calls.append(a) or real(a, b, **k))
     report.recipe_curve(stages, out, ["random"], hands=4, seed=3, log=lambda _: None)
     assert calls == [f"ckpt:{stages[1]}"]  # only the missing stage is played
+
+
+@pytest.mark.parametrize("argv", [
+    ["export", "{tmp}/nope.pt", "{tmp}/out.pt"],
+    ["export", "{junk}", "{tmp}/out.pt"],
+    ["strength", "{tmp}/nope.pt", "--hands", "2"],
+    ["curve", "{tmp}/no_run", "{tmp}/c.png"],
+    ["throughput", "{tmp}/no_run"],
+])
+def test_every_report_command_names_a_bad_file_in_one_line(argv, tmp_path, capsys):
+    junk = tmp_path / "junk.pt"
+    shutil.copy(__file__, junk)
+    with pytest.raises(SystemExit) as e:
+        report.main([a.format(tmp=tmp_path, junk=junk) for a in argv])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("python -m scopa_train.report: error: ")
+    assert not (tmp_path / "out.pt").exists()
