@@ -254,10 +254,9 @@ def main(argv: list[str] | None = None) -> int:
 
 def _run(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
     """The subcommand of ``args``; bad input is a ``ValueError`` or ``OSError``."""
-    run_dir = getattr(args, "run_dir", None)
-    if run_dir is not None and not (run_dir / "tensorboard").is_dir():
-        raise ValueError(f"{str(run_dir)!r} is not a training run directory (it has no "
-                         f"tensorboard/ folder)")
+    if args.cmd == "throughput" and not (args.run_dir / "tensorboard").is_dir():
+        raise ValueError(f"{str(args.run_dir)!r} is not a training run directory (it has "
+                         f"no tensorboard/ folder)")
     if args.cmd == "curve":
         marks = [(float(m.split(":", 1)[0]), m.split(":", 1)[1]) for m in args.mark]
         against = tuple(args.against) if args.against else None
