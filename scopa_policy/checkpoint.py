@@ -47,34 +47,42 @@ class CheckpointError(ValueError):
 
 
 def save_atomic(obj: dict[str, Any], path: str | Path) -> Path:
-    """``torch.save`` into memory, write that to a temp file in the same folder, fsync,
-    then ``os.replace``.
+    """``torch.save`` into memory, then ``write_atomic``.
 
-    A Ctrl-C at any point leaves ``path`` as it was, removes the temp file and raises
-    ``KeyboardInterrupt``. (Serialising into memory first keeps the interrupt out of
-    torch's archive writer: a signal handler that raises inside the writer's file
-    callbacks can be swallowed there, or abort the process. Interrupted elsewhere in
-    ``torch.save`` the writer fails again as it closes: that error is not what happened.)
+    (Serialising into memory first keeps a Ctrl-C out of torch's archive writer: a signal
+    handler that raises inside the writer's file callbacks can be swallowed there, or
+    abort the process. Interrupted elsewhere in ``torch.save`` the writer fails again as
+    it closes: that error is not what happened.)
     """
+    buffer = io.BytesIO()
+    try:
+        torch.save(obj, buffer)
+    except BaseException as e:
+        if not isinstance(e, KeyboardInterrupt) and isinstance(e.__context__,
+                                                               KeyboardInterrupt):
+            raise KeyboardInterrupt from None
+        raise
+    return write_atomic(buffer.getbuffer(), path)
+
+
+def write_atomic(data: bytes | memoryview, path: str | Path) -> Path:
+    """Write ``data`` to a temp file in ``path``'s folder, fsync, then ``os.replace``:
+    a Ctrl-C at any point leaves ``path`` as it was, removes the temp file and raises
+    ``KeyboardInterrupt``."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     # The name is fixed before the file exists, so a Ctrl-C at any point (even while the
     # file is being created) finds it to remove.
     tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
     try:
-        buffer = io.BytesIO()
-        torch.save(obj, buffer)
         fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
         with os.fdopen(fd, "wb") as fh:
-            fh.write(buffer.getbuffer())
+            fh.write(data)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)
-    except BaseException as e:
+    except BaseException:
         tmp.unlink(missing_ok=True)
-        if not isinstance(e, KeyboardInterrupt) and isinstance(e.__context__,
-                                                               KeyboardInterrupt):
-            raise KeyboardInterrupt from None
         raise
     return path
 

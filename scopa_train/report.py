@@ -112,17 +112,17 @@ def recipe_curve(policies: list[Path], out: Path, against: list[str], hands: int
                                "hands": hands, "seed": seed}
             r = stage["results"][opp] = cached[key]
             if played:  # a stop keeps every result played so far
-                _write_atomic(cache_file, {"stages": stages})
+                _write_json(cache_file, {"stages": stages})
             log(f"{path} (minute {minutes:.1f}) vs {opp}: {r['margin']:+.3f} "
                 f"[{r['low']:+.3f}, {r['high']:+.3f}]")
-    _write_atomic(cache_file, {"stages": stages})
+    _write_json(cache_file, {"stages": stages})
     return _plot_stages(stages, against, hands, seed, out)
 
 
-def _write_atomic(path: Path, doc: dict[str, Any]) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
-    tmp.replace(path)
+def _write_json(path: Path, doc: dict[str, Any]) -> None:
+    from scopa_policy.checkpoint import write_atomic
+
+    write_atomic((json.dumps(doc, indent=1) + "\n").encode(), path)
 
 
 def _plot_stages(stages: list[dict[str, Any]], against: list[str], hands: int, seed: int,
