@@ -76,8 +76,9 @@ def test_each_design_fits_and_is_scored_on_the_last_files_tail(bench, positions)
 
 
 def test_the_ownership_loss_fits_beside_the_shipped_design(bench, positions) -> None:
-    res = bench.fit("shipped", 1, [positions], seed=2, threads=1, ownership=0.5)
+    res = bench.fit("shipped", 1, [positions], seed=2, threads=1, ownership=0.5, buckets=4)
     assert res["ownership"] == 0.5  # the head is the trainer's, not the scorer's
+    assert res["buckets"] == 4
     assert res["parameters"] == count_parameters(LastDealNet(LastDealConfig()))
     assert 0 <= res["epochs"][0]["best_move_rate"] <= 1
 
@@ -101,6 +102,7 @@ def test_a_file_without_outcomes_is_refused_by_name(bench, positions, tmp_path: 
     (["fit", "--data", "x.npz", "--design", "after_states", "--ownership", "1"],
      "is for --design shipped only"),
     (["fit", "--data", "x.npz", "--ownership", "-1"], "--ownership must be in [0, 100]"),
+    (["fit", "--data", "x.npz", "--buckets", "-1"], "--buckets at least 0"),
     (["collect", "--decisions", "0", "--out", "x.npz"], "--decisions must be at least 1, got 0"),
 ])
 def test_bad_arguments_get_one_line(bench, argv: list[str], message: str,
