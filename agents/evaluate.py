@@ -321,27 +321,35 @@ def run_units(jobs: Sequence[UnitJob], workers: int, backend: str = "local"
 
 
 def _run_in_pool(jobs: list[UnitJob], workers: int) -> Iterator[UnitResult]:
-    """``play_unit`` over ``workers`` processes (which leave Ctrl-C to this one). A worker
-    that dies (killed, out of memory) breaks the pool: the units not finished yet are
-    played again in a fresh pool (a unit is deterministic, and each finished one is
-    yielded once), up to ``POOL_RESTARTS`` times, then a one-line error."""
+    yield from run_in_pool(play_unit, jobs, workers, "evaluation")
+
+
+def run_in_pool(fn: Callable[[Any], Any], jobs: list[Any], workers: int, what: str
+                ) -> Iterator[Any]:
+    """``fn(job)`` for each job over ``workers`` processes (which leave Ctrl-C to this
+    one), each result as it finishes. ``fn`` must be deterministic in its job (a
+    picklable module-level function): a worker that dies (killed, out of memory) breaks
+    the pool, and the jobs not finished yet are run again in a fresh pool (each finished
+    one is yielded once), up to ``POOL_RESTARTS`` times, then a one-line error naming
+    ``what`` the workers were doing."""
     ctx = mp.get_context("spawn")
     restarts = 0
-    while jobs:
-        pool = ProcessPoolExecutor(min(workers, len(jobs)), mp_context=ctx,
+    todo = dict(enumerate(jobs))
+    while todo:
+        pool = ProcessPoolExecutor(min(workers, len(todo)), mp_context=ctx,
                                    initializer=ignore_interrupts)
-        futures = {pool.submit(play_unit, job): job for job in jobs}
+        futures = {pool.submit(fn, job): k for k, job in todo.items()}
         try:
             for fut in as_completed(futures):
                 out = fut.result()
-                jobs.remove(futures[fut])
+                del todo[futures[fut]]
                 yield out
         except BrokenProcessPool:
             restarts += 1
             if restarts > POOL_RESTARTS:
-                raise WorkersDiedError(f"evaluation worker processes died {restarts} times "
-                                   f"(out of memory or killed?); {len(jobs)} unit(s) of "
-                                   f"work unplayed") from None
+                raise WorkersDiedError(f"{what} worker processes died {restarts} times "
+                                       f"(out of memory or killed?); {len(todo)} unit(s) "
+                                       f"of work not done") from None
         finally:  # on any exit (an error, Ctrl-C, the caller stopping) end the workers now
             for proc in list(getattr(pool, "_processes", {}).values()):
                 proc.terminate()

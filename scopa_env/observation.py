@@ -154,3 +154,34 @@ def encode_info(info: InfoSet) -> np.ndarray:
     o[SEAT_FROM_DEALER.start + (info.seat - info.dealer) % p] = 1
     o[LAST_CAPTURE.start + (NOBODY if info.last_capture is None else info.last_capture)] = 1
     return o
+
+
+def _card_mask(block: np.ndarray) -> int:
+    """The bitmask of a 40-entry 0/1 card block."""
+    bits = np.packbits(block > 0.5, bitorder="little")
+    return int.from_bytes(bits.tobytes(), "little")
+
+
+def decode_info(obs: np.ndarray, rules: Rules, legal_actions: tuple[int, ...] = ()
+                ) -> InfoSet:
+    """The information set an observation vector encodes (``encode_info``'s inverse), with
+    ``legal_actions`` (the observation does not hold them). Seats are numbered from the
+    dealer (dealer 0): the vector holds only the seat's place after the dealer, so
+    ``encode_info(decode_info(o, rules))`` is ``o`` while ``seat`` and ``dealer`` may
+    differ from those of the information set that made ``o``."""
+    obs = np.asarray(obs)
+    if obs.shape != (OBS_DIM,):
+        raise ValueError(f"an observation has {OBS_DIM} entries, got shape {obs.shape}")
+    p = rules.players
+    seat = int(np.argmax(obs[SEAT_FROM_DEALER][:p]))
+    rel = np.rint(obs[HAND_SIZES][:p] * rules.hand_size).astype(int)
+    sizes = tuple(int(rel[(s - seat) % p]) for s in range(p))
+    last = int(np.argmax(obs[LAST_CAPTURE]))
+    return InfoSet(
+        rules=rules, seat=seat, dealer=0, hand=_card_mask(obs[HAND]),
+        table=_card_mask(obs[TABLE]), own_pile=_card_mask(obs[OWN_PILE]),
+        other_pile=_card_mask(obs[OTHER_PILE]), unseen=_card_mask(obs[UNSEEN]),
+        hand_sizes=sizes, deck_count=round(float(obs[DECK_COUNT][0]) * DECK_SCALE),
+        match_score=tuple(round(float(x) * rules.target_score) for x in obs[MATCH_SCORE]),
+        scope=tuple(round(float(x) * SCOPE_SCALE) for x in obs[SCOPE]),
+        last_capture=None if last == NOBODY else last, legal_actions=tuple(legal_actions))

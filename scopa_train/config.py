@@ -162,6 +162,15 @@ class TrainConfig:
                            hi=1, lo_open=True)
     distill_holdout: float = _f(0.02, "share of the decisions (the last collected) held "
                                 "out to score each epoch", lo=0, hi=0.5, lo_open=True)
+    distill_search: str = _f("", "a search agent whose move values (points) join the "
+                             "targets of some decisions outside the last deal, e.g. "
+                             "pimc:worlds=48,depth=8 ('': none; scopa_train.search_labels)")
+    distill_search_decisions: int = _f(0, "collected decisions (drawn at random) that "
+                                       "distill_search scores", lo=0)
+    distill_search_beta: float = _f(16.0, "a scored decision's target: the averaged logits "
+                                    "+ this x the search values", lo=0, hi=1e6)
+    distill_search_workers: int = _f(0, "worker processes scoring them (0: one per CPU "
+                                     "core)", lo=0, hi=256)
     # -- evaluation, checkpoints -------------------------------------------------------
     eval_every_steps: int = _f(500_000, "env steps between evaluations (0 = never)", lo=0)
     eval_hands: int = _f(200, "paired hands per evaluation opponent", lo=1)
@@ -340,6 +349,17 @@ def validate(cfg: TrainConfig) -> None:
                               "policy whose suit-averaged scores are distilled")
         if cfg.backend != "local":
             raise ConfigError("config key 'algo' = 'suit_distill' runs with backend: local")
+        if cfg.distill_search_decisions and not cfg.distill_search:
+            raise ConfigError("config key 'distill_search_decisions' is "
+                              f"{cfg.distill_search_decisions} but 'distill_search' names "
+                              "no search agent")
+        if cfg.distill_search:
+            from .search_labels import search_agent
+
+            try:
+                search_agent(cfg.distill_search, 0)
+            except ValueError as e:
+                raise ConfigError(f"config key 'distill_search': {e}") from None
     unknown = sorted(map(str, set(cfg.rules_options) - set(OPTION_NAMES) - {"name", "players"}))
     if unknown:
         raise ConfigError(f"config key 'rules_options' has unknown rules option(s) "

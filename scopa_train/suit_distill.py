@@ -19,6 +19,11 @@ average back into one network:
    one view: how often the student's best move is the averaged teacher's, and the
    cross-entropy.
 
+Optionally (``distill_search``, e.g. ``pimc:worlds=48,depth=8``) a search agent scores
+``distill_search_decisions`` of the collected decisions, drawn at random, before the
+fit (``scopa_train.search_labels``); their targets become the averaged logits plus
+``distill_search_beta`` x its move values in points (``add_search_values``).
+
 The policy file holds the student as the PPO network (its value head is the teacher's,
 untrained here) and the ``init_from`` checkpoint's last-deal scorer unchanged. Loop,
 checkpoints, stops and resume: ``scopa_train.supervised`` (a training checkpoint also
@@ -28,6 +33,7 @@ holds the teacher, so that a resumed run collects the same decisions).
 from __future__ import annotations
 
 import copy
+import os
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -51,6 +57,7 @@ from scopa_policy.last_deal import LastDealNet
 from scopa_policy.network import PolicyNet
 
 from .config import TrainConfig
+from .search_labels import search_values
 from .supervised import FlatDecisions, Halted, SupervisedStage, play_rollouts
 
 VIEWS = len(SUIT_PERMUTATIONS)
@@ -135,6 +142,35 @@ def collect_decisions(policy: PolicyNet, cfg: TrainConfig, skip_last_deal: bool,
     return Decisions(flat.obs, flat.start, flat.count, f, target), env_steps
 
 
+def add_search_values(data: Decisions, cfg: TrainConfig,
+                      log: Callable[[str], None] = print) -> np.ndarray:
+    """Add ``distill_search_beta`` x the ``distill_search`` agent's move values to the
+    targets of ``distill_search_decisions`` of ``data``'s decisions, drawn at random
+    (seeded by the config): the decisions scored, in order."""
+    c = cfg
+    n = min(c.distill_search_decisions, len(data))
+    idx = np.sort(np.random.default_rng([c.seed, 1]).choice(len(data), n, replace=False))
+    moves, _, _ = data.moves(idx)
+    workers = c.distill_search_workers or os.cpu_count() or 1
+    log(f"scoring {n:,} decisions with {c.distill_search} ({workers} worker processes)")
+    values = search_values(c.distill_search, c.make_rules(), data.obs[idx], data.count[idx],
+                           c.seed, workers, log)
+    before = _best_moves(data, idx)
+    data.target[moves] += np.float32(c.distill_search_beta) * values.astype(np.float32)
+    changed = float(np.mean(before != _best_moves(data, idx)))
+    log(f"search values added (beta {c.distill_search_beta:g}): the target's best move "
+        f"changed in {changed:.3f} of the scored decisions")
+    return idx
+
+
+def _best_moves(data: Decisions, idx: np.ndarray) -> np.ndarray:
+    """The place of each decision's best target move in its legal list."""
+    moves, row, col = data.moves(idx)
+    table = np.full((len(idx), int(data.count[idx].max())), -np.inf)
+    table[row, col] = data.target[moves]
+    return table.argmax(1)
+
+
 def padded(per_move: np.ndarray, row: np.ndarray, col: np.ndarray, n: int, width: int
            ) -> torch.Tensor:
     """Per-move values laid out (n, width), -1e9 where a decision has fewer moves."""
@@ -166,6 +202,10 @@ class SuitDistillTrainer(SupervisedStage):
         self.log(f"collecting {self.cfg.distill_decisions:,} decisions with a choice"
                  + (" (the last deal left to the last-deal scorer)" if skip else ""))
         data, steps = collect_decisions(self.teacher, self.cfg, skip, self.log, halted)
+        if data is not None and self.cfg.distill_search_decisions:
+            if halted() is not None:
+                return None, steps
+            add_search_values(data, self.cfg, self.log)
         if data is not None:
             alone = self._figures(self.teacher, data, self.held_out(len(data)))
             self.log(f"the teacher alone, one view, plays the averaged teacher's move in "
@@ -243,5 +283,5 @@ def resume(ck: dict[str, Any], cfg: TrainConfig, run_dir: Path,
     return trainer.train()
 
 
-__all__ = ["Decisions", "SuitDistillTrainer", "averaged_logits", "collect_decisions",
-           "prepare", "start", "resume"]
+__all__ = ["Decisions", "SuitDistillTrainer", "add_search_values", "averaged_logits",
+           "collect_decisions", "prepare", "start", "resume"]

@@ -137,3 +137,35 @@ def test_a_training_checkpoint_without_its_teacher_is_refused(tmp_path: Path) ->
     save_atomic(ck, final)
     with pytest.raises(CheckpointError, match=r"final\.pt.*damaged.*teacher network"):
         trainer.resume(final, progress=False, log=_quiet)
+
+
+def test_search_values_join_the_targets_of_the_drawn_decisions(tmp_path: Path) -> None:
+    from scopa_train.search_labels import search_values
+    from scopa_train.suit_distill import add_search_values
+
+    _, data, _ = _collected(tmp_path)
+    before = data.target.copy()
+    cfg = _cfg(tmp_path, "distill_search=pimc:worlds=2,depth=2",
+               "distill_search_decisions=40", "distill_search_beta=3",
+               "distill_search_workers=1")
+    lines: list[str] = []
+    idx = add_search_values(data, cfg, lines.append)
+    assert len(idx) == 40 and len(set(idx.tolist())) == 40
+    moves, _, _ = data.moves(idx)
+    values = search_values(cfg.distill_search, RULES, data.obs[idx], data.count[idx],
+                           cfg.seed, 1, _quiet)
+    assert np.allclose(data.target[moves], before[moves] + 3 * values, atol=1e-5)
+    others = np.setdiff1d(np.arange(len(data.target)), moves)
+    assert np.array_equal(data.target[others], before[others])
+    assert any("the target's best move changed in" in line for line in lines)
+
+
+def test_a_run_with_a_search_teacher_scores_its_decisions(tmp_path: Path) -> None:
+    lines: list[str] = []
+    out = trainer.start(_cfg(tmp_path, "distill_epochs=1",
+                             "distill_search=pimc:worlds=1,depth=1",
+                             "distill_search_decisions=30", "distill_search_workers=1"),
+                        progress=False, log=lines.append)
+    assert out["finished"]
+    assert any(line.startswith("scoring 30 decisions with pimc:worlds=1,depth=1")
+               for line in lines)

@@ -1,0 +1,100 @@
+"""Search labels (``scopa_train.search_labels``): observations decode to the information
+sets that made them, a search agent's values do not depend on the worker count, and
+teachers without values or inconsistent inputs are refused in one line."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from agents.pimc import PIMCAgent
+from scopa_env.game import apply, new_match
+from scopa_env.moves import legal_actions
+from scopa_env.observation import decode_info, encode_info, info_set
+from scopa_env.rules import make_rules
+from scopa_env.vector import VectorScopaEnv
+from scopa_train.config import ConfigError, load_config
+from scopa_train.search_labels import CHUNK, chunk_seed, search_values
+
+ROOT = Path(__file__).resolve().parent.parent
+SPEC = "pimc:worlds=3,depth=2"
+
+
+@pytest.mark.parametrize("rules", ["scopa", "scopone"])
+def test_an_observation_decodes_to_the_information_set_that_made_it(rules: str) -> None:
+    checked = 0
+    for seed in range(4):
+        s = new_match(rules, seed=seed)
+        rng = random.Random(seed)
+        while not s.done and s.hand_index < 1:
+            for seat in range(s.rules.players):
+                info = info_set(s, seat)
+                obs = encode_info(info)
+                got = decode_info(obs, s.rules, info.legal_actions)
+                assert np.array_equal(encode_info(got), obs)
+                same = ("hand", "table", "own_pile", "other_pile", "unseen", "deck_count",
+                        "match_score", "scope", "last_capture", "legal_actions")
+                assert all(getattr(got, k) == getattr(info, k) for k in same)
+                p = s.rules.players
+                assert (got.seat - got.dealer) % p == (info.seat - info.dealer) % p
+                assert [got.hand_sizes[(got.seat + k) % p] for k in range(p)] == \
+                       [info.hand_sizes[(info.seat + k) % p] for k in range(p)]
+                checked += 1
+            apply(s, rng.choice(s.legal_actions()))
+    assert checked > 100
+
+
+def test_decode_refuses_a_vector_of_the_wrong_size() -> None:
+    with pytest.raises(ValueError, match="216 entries"):
+        decode_info(np.zeros(10), make_rules("scopa"))
+
+
+def _decisions(n: int) -> tuple[np.ndarray, np.ndarray]:
+    """``n`` decisions with a choice, outside the last deal, of random play."""
+    env = VectorScopaEnv(32, "scopa", reward="points", episode="hand", seed=5, records=False)
+    rng = np.random.default_rng(5)
+    obs, count = [], []
+    while sum(map(len, count)) < n:
+        o = env.observe()
+        keep = (env.legal_count > 1) & (o[:, 204] > 0)
+        obs.append(o[keep])
+        count.append(env.legal_count[keep])
+        env.step(env.legal_ids[np.arange(32), rng.integers(0, env.legal_count)])
+    return np.concatenate(obs)[:n], np.concatenate(count)[:n].astype(np.int64)
+
+
+def test_search_values_are_the_agents_scores_whatever_the_workers() -> None:
+    rules = make_rules("scopa")
+    obs, count = _decisions(CHUNK + 20)  # two chunks
+    one = search_values(SPEC, rules, obs, count, 9, workers=1, log=lambda _: None)
+    two = search_values(SPEC, rules, obs, count, 9, workers=2, log=lambda _: None)
+    assert len(one) == count.sum() and np.array_equal(one, two)
+    # chunk 1's first decision, scored by hand with that chunk's agent
+    agent = PIMCAgent(seed=chunk_seed(9, 1), worlds=3, depth=2)
+    info = decode_info(obs[CHUNK], rules)
+    legal = tuple(legal_actions(info.hand, info.table, rules))
+    want = agent.scores(decode_info(obs[CHUNK], rules, legal))
+    at = int(count[:CHUNK].sum())
+    assert np.allclose(one[at:at + len(legal)], want)
+
+
+def test_a_teacher_without_values_and_bad_counts_are_refused() -> None:
+    rules = make_rules("scopa")
+    obs, count = _decisions(4)
+    with pytest.raises(ValueError, match="'greedy' gives no move values"):
+        search_values("greedy", rules, obs, count, 0, workers=1)
+    with pytest.raises(ValueError, match="disagree"):
+        search_values(SPEC, rules, obs, count + 1, 0, workers=1)
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["distill_search=greedy"], "'distill_search': 'greedy' gives no move values"),
+    (["distill_search=nosuchagent"], "'distill_search'"),
+    (["distill_search=", "distill_search_decisions=10"], "names no search agent"),
+])
+def test_bad_search_teacher_configs_are_refused(extra: list[str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(ROOT / "configs" / "suit_distill.yaml", extra)
