@@ -26,7 +26,6 @@ from functools import lru_cache
 
 import numpy as np
 
-from scopa_env.cards import mask_of
 from scopa_env.moves import ACE_ALL_BASE, ACTION_CAPTURE, ACTION_CARD_LIST, legal_actions
 from scopa_env.observation import (
     DECK_COUNT,
@@ -39,6 +38,7 @@ from scopa_env.observation import (
     SCOPE_SCALE,
     TABLE,
     UNSEEN,
+    card_mask,
 )
 from scopa_env.rules import Rules
 from scopa_env.scoring import score_hand
@@ -48,18 +48,13 @@ from scopa_env.scoring import score_hand
 Position = tuple[int, int, int, int, int, int, int]
 
 
-def _mask(row: np.ndarray) -> int:
-    """Bitmask of a 40-float 0/1 card block."""
-    return mask_of(np.flatnonzero(row > 0.5).tolist())
-
-
 def position_from_obs(obs: np.ndarray) -> Position:
     """The position of the seat observing ``obs`` (a 2-player observation with the deck
     empty: its unseen cards are the other hand)."""
     scope = np.rint(obs[SCOPE] * SCOPE_SCALE).astype(int)
     last = int(np.argmax(obs[LAST_CAPTURE]))
-    return (_mask(obs[HAND]), _mask(obs[UNSEEN]), _mask(obs[TABLE]), _mask(obs[OWN_PILE]),
-            _mask(obs[OTHER_PILE]), int(scope[0] - scope[1]),
+    return (card_mask(obs[HAND]), card_mask(obs[UNSEEN]), card_mask(obs[TABLE]),
+            card_mask(obs[OWN_PILE]), card_mask(obs[OTHER_PILE]), int(scope[0] - scope[1]),
             0 if last == NOBODY else (1 if last == 0 else -1))
 
 

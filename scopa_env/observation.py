@@ -156,7 +156,7 @@ def encode_info(info: InfoSet) -> np.ndarray:
     return o
 
 
-def _card_mask(block: np.ndarray) -> int:
+def card_mask(block: np.ndarray) -> int:
     """The bitmask of a 40-entry 0/1 card block."""
     bits = np.packbits(block > 0.5, bitorder="little")
     return int.from_bytes(bits.tobytes(), "little")
@@ -178,9 +178,9 @@ def decode_info(obs: np.ndarray, rules: Rules, legal_actions: tuple[int, ...] = 
     sizes = tuple(int(rel[(s - seat) % p]) for s in range(p))
     last = int(np.argmax(obs[LAST_CAPTURE]))
     return InfoSet(
-        rules=rules, seat=seat, dealer=0, hand=_card_mask(obs[HAND]),
-        table=_card_mask(obs[TABLE]), own_pile=_card_mask(obs[OWN_PILE]),
-        other_pile=_card_mask(obs[OTHER_PILE]), unseen=_card_mask(obs[UNSEEN]),
+        rules=rules, seat=seat, dealer=0, hand=card_mask(obs[HAND]),
+        table=card_mask(obs[TABLE]), own_pile=card_mask(obs[OWN_PILE]),
+        other_pile=card_mask(obs[OTHER_PILE]), unseen=card_mask(obs[UNSEEN]),
         hand_sizes=sizes, deck_count=round(float(obs[DECK_COUNT][0]) * DECK_SCALE),
         match_score=tuple(round(float(x) * rules.target_score) for x in obs[MATCH_SCORE]),
         scope=tuple(round(float(x) * SCOPE_SCALE) for x in obs[SCOPE]),
