@@ -4,6 +4,7 @@ teachers without values or inconsistent inputs are refused in one line."""
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -98,3 +99,17 @@ def test_a_teacher_without_values_and_bad_counts_are_refused() -> None:
 def test_bad_search_teacher_configs_are_refused(extra: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         load_config(ROOT / "configs" / "suit_distill.yaml", extra)
+
+
+def _die(_: object) -> None:
+    os._exit(3)  # a worker killed mid-job
+
+
+def test_workers_that_keep_dying_stop_the_labelling_with_one_error(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    import agents.evaluate as ev
+
+    monkeypatch.setattr(ev, "POOL_RESTARTS", 1)
+    with pytest.raises(ev.WorkersDiedError,
+                       match=r"search-label worker processes died 2 times .*2 unit"):
+        list(ev.run_in_pool(_die, [0, 1], 2, "search-label"))
