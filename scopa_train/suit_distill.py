@@ -55,6 +55,7 @@ from scopa_policy.checkpoint import (
 from scopa_policy.features import SUIT_VIEW_COLUMNS, Candidates
 from scopa_policy.last_deal import LastDealNet
 from scopa_policy.network import PolicyNet
+from scopa_policy.symmetry import decision_table
 
 from .config import TrainConfig
 from .search_labels import search_values
@@ -165,10 +166,8 @@ def add_search_values(data: Decisions, cfg: TrainConfig,
 
 def _best_moves(data: Decisions, idx: np.ndarray) -> np.ndarray:
     """The place of each decision's best target move in its legal list."""
-    moves, row, col = data.moves(idx)
-    table = np.full((len(idx), int(data.count[idx].max())), -np.inf)
-    table[row, col] = data.target[moves]
-    return table.argmax(1)
+    moves, row, _ = data.moves(idx)
+    return decision_table(data.target[moves], row, len(idx)).argmax(1)
 
 
 def padded(per_move: np.ndarray, row: np.ndarray, col: np.ndarray, n: int, width: int
