@@ -143,6 +143,19 @@ class PolicyAgent:
         p = np.exp(logits.astype(np.float64) - logits.max())  # exp(-inf) = 0
         return int(legal[int(self.rng.choice(len(legal), p=p / p.sum()))])
 
+    def logits(self, info: InfoSet) -> np.ndarray:
+        """The scores of ``info.legal_actions`` (in order) that this agent picks its move
+        by: the last-deal scorer's in a 2-player last deal when it has one, else the
+        policy network's, each averaged over the suit views as ``suits`` says (before
+        ``endgame="exact"`` rules any move out)."""
+        if not info.legal_actions:
+            raise ValueError(f"seat {info.seat} has no legal move to choose from")
+        return self._legal_logits(info, encode_info(info))
+
+    def _legal_logits(self, info: InfoSet, obs: np.ndarray) -> np.ndarray:
+        ids = np.asarray(info.legal_actions, np.int64)
+        return self._logits([info], obs[None], ids, np.zeros(len(ids), np.int64))
+
     def act(self, info: InfoSet) -> int:
         legal = info.legal_actions
         if not legal:
@@ -150,9 +163,7 @@ class PolicyAgent:
         if len(legal) == 1:
             return int(legal[0])
         obs = encode_info(info)
-        ids = np.asarray(legal, np.int64)
-        logits = self._logits([info], obs[None], ids, np.zeros(len(ids), np.int64))
-        return self._pick(legal, self._exact(info, obs, logits))
+        return self._pick(legal, self._exact(info, obs, self._legal_logits(info, obs)))
 
     def act_batch(self, infos: list[InfoSet]) -> list[int]:
         """``act`` for each information set: the decisions with a choice are scored
