@@ -43,7 +43,8 @@ from scopa_env.cards import CODES, cards_of  # noqa: E402
 from scopa_env.game import apply, new_match  # noqa: E402
 from scopa_env.moves import action_move, action_text  # noqa: E402
 from scopa_env.observation import InfoSet, info_set  # noqa: E402
-from scopa_policy.agent import PolicyAgent, PretrainedAgent  # noqa: E402
+from scopa_policy.agent import PretrainedAgent  # noqa: E402
+from scopa_policy.symmetry import top_two_gap  # noqa: E402
 from scopa_train.search_labels import search_agent  # noqa: E402
 
 
@@ -60,19 +61,14 @@ def log_probs(logits: np.ndarray) -> np.ndarray:
     return logits - top - np.log(np.exp(logits - top).sum())
 
 
-def top_two_gap(logits: np.ndarray) -> float:
-    best = np.sort(logits)
-    return float(best[-1] - best[-2])
+def logit_gap(logits: np.ndarray) -> float:
+    """The network's best logit minus its next best, for one decision."""
+    return float(top_two_gap(logits, np.zeros(len(logits), np.int64), 1)[0])
 
 
-def guided_choice(policy: PolicyAgent, search: Any, info: InfoSet, beta: float
-                  ) -> tuple[int, int, np.ndarray, np.ndarray]:
-    """The network's move, the guided move (places in ``info.legal_actions``), the
-    network's logits and the search's values."""
-    logits = policy.logits(info)
-    values = np.asarray(search.scores(info), np.float64)
-    return (int(np.argmax(logits)), int(np.argmax(log_probs(logits) + beta * values)),
-            logits, values)
+def guided_move(logits: np.ndarray, values: Any, beta: float) -> int:
+    """The place of the best move by the log-probabilities plus ``beta`` x ``values``."""
+    return int(np.argmax(log_probs(logits) + beta * np.asarray(values, np.float64)))
 
 
 class SearchGuided:
@@ -104,10 +100,9 @@ class SearchGuided:
         if not self.guided(info):
             return policy.act(info)
         logits = policy.logits(info)
-        if top_two_gap(logits) >= self.gap:
+        if logit_gap(logits) >= self.gap:
             return int(info.legal_actions[int(np.argmax(logits))])
-        values = np.asarray(self.search.scores(info), np.float64)
-        return int(info.legal_actions[int(np.argmax(log_probs(logits) + self.beta * values))])
+        return int(info.legal_actions[guided_move(logits, self.search.scores(info), self.beta)])
 
     def act_batch(self, infos: list[InfoSet]) -> list[int]:
         return [self.act(i) for i in infos]
@@ -133,10 +128,12 @@ def measure(hands: int, seed: int, search: str, beta: float, examples: int = 10
             policy = shipped.policy(info.rules)
             legal = info.legal_actions
             if len(legal) > 1 and info.deck_count > 0:
-                net, guided, logits, values = guided_choice(policy, teacher, info, beta)
+                logits = policy.logits(info)
+                values = np.asarray(teacher.scores(info), np.float64)
+                net, guided = int(np.argmax(logits)), guided_move(logits, values, beta)
                 rows.append({"deal": deal_of(info), "differ": net != guided,
                              "credit": float(values[guided] - values[net]),
-                             "gap": top_two_gap(logits),
+                             "gap": logit_gap(logits),
                              "kinds": (_kind(legal[net], s.table), _kind(legal[guided], s.table)),
                              "text": f"hand {_cards(s.hands[s.to_move])}"
                                      f" | table {_cards(s.table)}"
