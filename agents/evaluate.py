@@ -317,11 +317,7 @@ def run_units(jobs: Sequence[UnitJob], workers: int, backend: str = "local"
         for job in jobs:
             yield play_unit(job)
         return
-    yield from _run_in_pool(list(jobs), workers)
-
-
-def _run_in_pool(jobs: list[UnitJob], workers: int) -> Iterator[UnitResult]:
-    yield from run_in_pool(play_unit, jobs, workers, "evaluation")
+    yield from run_in_pool(play_unit, list(jobs), workers, "evaluation")
 
 
 def run_in_pool(fn: Callable[[Any], Any], jobs: list[Any], workers: int, what: str
