@@ -40,6 +40,15 @@ def test_logits_rank_moves_as_the_agent_plays() -> None:
         assert info.legal_actions[int(np.argmax(logits))] == policy.act(info)
 
 
+def test_logits_refuse_a_seat_with_no_move() -> None:
+    import dataclasses
+
+    info = next(_decisions(1, 11))
+    policy = PretrainedAgent(seed=0).policy(info.rules)
+    with pytest.raises(ValueError, match="has no legal move to choose from"):
+        policy.logits(dataclasses.replace(info, legal_actions=()))
+
+
 class _Refuses:
     def scores(self, info):  # pragma: no cover - must not be called
         raise AssertionError("the search was consulted")
