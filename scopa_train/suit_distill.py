@@ -22,7 +22,11 @@ average back into one network:
 Optionally (``distill_search``, e.g. ``pimc:worlds=48,depth=8``) a search agent scores
 ``distill_search_decisions`` of the collected decisions, drawn at random, before the
 fit (``scopa_train.search_labels``); their targets become the averaged logits plus
-``distill_search_beta`` x its move values in points (``add_search_values``).
+``distill_search_beta`` x its move values in points (``add_search_values``), and the
+held-out share is also scored by the points a decision loses by those values
+(``search_regret``: the value of the search's best move minus that of the network's).
+The values scored so far are kept in ``search_values.npz`` in the run directory, so a run
+stopped while scoring goes on from there when resumed.
 
 The policy file holds the student as the PPO network (its value head is the teacher's,
 untrained here) and the ``init_from`` checkpoint's last-deal scorer unchanged. Loop,
@@ -62,6 +66,7 @@ from .search_labels import search_values
 from .supervised import FlatDecisions, Halted, SupervisedStage, play_rollouts
 
 VIEWS = len(SUIT_PERMUTATIONS)
+SEARCH_CACHE = "search_values.npz"  # in the run directory: the search's values so far
 
 
 @dataclass
@@ -72,6 +77,7 @@ class Decisions(FlatDecisions):
 
     feats: np.ndarray  # (M, ACTION_DIM) float32
     target: np.ndarray  # (M,) float32
+    search: np.ndarray | None = None  # (M,) the search's move values; NaN where unscored
 
 
 def view_inputs(data: FlatDecisions, feats: np.ndarray, idx: np.ndarray, views: np.ndarray
@@ -144,10 +150,13 @@ def collect_decisions(policy: PolicyNet, cfg: TrainConfig, skip_last_deal: bool,
 
 
 def add_search_values(data: Decisions, cfg: TrainConfig,
-                      log: Callable[[str], None] = print) -> np.ndarray:
+                      log: Callable[[str], None] = print, halted: Halted | None = None,
+                      cache: Path | None = None) -> np.ndarray | None:
     """Add ``distill_search_beta`` x the ``distill_search`` agent's move values to the
     targets of ``distill_search_decisions`` of ``data``'s decisions, drawn at random
-    (seeded by the config): the decisions scored, in order."""
+    (seeded by the config), and keep the values in ``data.search``: the decisions scored,
+    in order; None (``data`` unchanged) when ``halted()`` stopped the scoring, whose
+    values so far are kept in ``cache`` (``search_values``)."""
     c = cfg
     n = min(c.distill_search_decisions, len(data))
     idx = np.sort(np.random.default_rng([c.seed, 1]).choice(len(data), n, replace=False))
@@ -155,9 +164,13 @@ def add_search_values(data: Decisions, cfg: TrainConfig,
     workers = c.distill_search_workers or os.cpu_count() or 1
     log(f"scoring {n:,} decisions with {c.distill_search} ({workers} worker processes)")
     values = search_values(c.distill_search, c.make_rules(), data.obs[idx], data.count[idx],
-                           c.seed, workers, log)
+                           c.seed, workers, log, halted=halted, cache=cache)
+    if values is None:
+        return None
     before = _best_moves(data, idx)
     data.target[moves] += np.float32(c.distill_search_beta) * values.astype(np.float32)
+    data.search = np.full(len(data.target), np.nan, np.float32)
+    data.search[moves] = values
     changed = float(np.mean(before != _best_moves(data, idx)))
     log(f"search values added (beta {c.distill_search_beta:g}): the target's best move "
         f"changed in {changed:.3f} of the scored decisions")
@@ -204,11 +217,15 @@ class SuitDistillTrainer(SupervisedStage):
         if data is not None and self.cfg.distill_search_decisions:
             if halted() is not None:
                 return None, steps
-            add_search_values(data, self.cfg, self.log)
+            if add_search_values(data, self.cfg, self.log, halted,
+                                 self.run_dir / SEARCH_CACHE) is None:
+                return None, steps
         if data is not None:
             alone = self._figures(self.teacher, data, self.held_out(len(data)))
+            extra = (f"; it loses {alone['search_regret']:.4f} points a scored decision "
+                     f"by the search's values" if "search_regret" in alone else "")
             self.log(f"the teacher alone, one view, plays the averaged teacher's move in "
-                     f"{alone['teacher_agreement']:.3f} of held-out decisions")
+                     f"{alone['teacher_agreement']:.3f} of held-out decisions{extra}")
         return data, steps
 
     def step(self, data: Decisions, idx: np.ndarray) -> torch.Tensor:
@@ -223,18 +240,29 @@ class SuitDistillTrainer(SupervisedStage):
 
     def _figures(self, net: PolicyNet, data: Decisions, idx: np.ndarray,
                  chunk: int = 8192) -> dict[str, float]:
-        hits, ce = [], []
+        """Held-out figures of ``net`` on decisions ``idx``, in the identity view: how
+        often its best move is the target's, the cross-entropy, and (where the search
+        scored some) the points a scored decision loses by the search's values."""
+        hits, ce, regret = [], [], []
         with torch.no_grad():
             for a in range(0, len(idx), chunk):
                 sub = idx[a:a + chunk]
                 obs, cand, moves = view_inputs(data, data.feats, sub, np.zeros(len(sub), np.int64))
                 logits, _ = net.forward_moves(obs, cand)
-                target = padded(data.target[moves], cand.row.numpy(), cand.col.numpy(),
-                                len(sub), cand.width)
+                row, col = cand.row.numpy(), cand.col.numpy()
+                target = padded(data.target[moves], row, col, len(sub), cand.width)
                 hits.append((logits.argmax(1) == target.argmax(1)).numpy())
                 ce.append(-(target.softmax(1) * logits.log_softmax(1)).sum(1).numpy())
-        return {"teacher_agreement": float(np.concatenate(hits).mean()),
-                "cross_entropy": float(np.concatenate(ce).mean())}
+                if data.search is not None:
+                    values = padded(data.search[moves], row, col, len(sub), cand.width).numpy()
+                    scored = ~np.isnan(values[:, 0])
+                    chosen = values[np.arange(len(sub)), logits.argmax(1).numpy()]
+                    regret.append((values.max(1) - chosen)[scored])
+        out = {"teacher_agreement": float(np.concatenate(hits).mean()),
+               "cross_entropy": float(np.concatenate(ce).mean())}
+        if regret and sum(map(len, regret)):
+            out["search_regret"] = float(np.concatenate(regret).mean())
+        return out
 
     def score(self, data: Decisions, idx: np.ndarray) -> dict[str, float]:
         return self._figures(self.net, data, idx)

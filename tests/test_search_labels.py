@@ -113,3 +113,51 @@ def test_workers_that_keep_dying_stop_the_labelling_with_one_error(
     with pytest.raises(ev.WorkersDiedError,
                        match=r"search-label worker processes died 2 times .*2 unit"):
         list(ev.run_in_pool(_die, [0, 1], 2, "search-label"))
+
+
+def test_a_cache_keeps_the_chunks_scored_and_a_later_call_scores_only_the_rest(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import scopa_train.search_labels as sl
+
+    rules = make_rules("scopa")
+    obs, count = _decisions(250)
+    monkeypatch.setattr(sl, "CHUNK", 100)  # three chunks
+    want = search_values(SPEC, rules, obs, count, 4, workers=1, log=lambda _: None)
+    cache = tmp_path / "values.npz"
+    calls: list[int] = []
+    stop_after = [1]
+
+    def halted() -> str | None:
+        return "stop" if len(calls) >= stop_after[0] else None
+
+    real = sl.label_chunk
+    monkeypatch.setattr(sl, "label_chunk", lambda job: calls.append(job.chunk) or real(job))
+    assert search_values(SPEC, rules, obs, count, 4, 1, lambda _: None, halted, cache) is None
+    assert calls == [0] and cache.exists()
+    lines: list[str] = []
+    stop_after[0] = 99
+    got = search_values(SPEC, rules, obs, count, 4, 1, lines.append, halted, cache)
+    assert calls == [0, 1, 2] and np.array_equal(got, want)
+    assert "1 of 3 chunks already scored" in lines[0]
+    # a finished cache: nothing scored again
+    assert np.array_equal(search_values(SPEC, rules, obs, count, 4, 1, lambda _: None,
+                                        cache=cache), want) and calls == [0, 1, 2]
+
+
+@pytest.mark.parametrize("damage", ["other decisions", "other seed", "garbage"])
+def test_a_cache_of_something_else_is_set_aside_in_one_line(
+        tmp_path: Path, damage: str) -> None:
+    rules = make_rules("scopa")
+    obs, count = _decisions(20)
+    cache = tmp_path / "values.npz"
+    want = search_values(SPEC, rules, obs, count, 4, 1, lambda _: None, cache=cache)
+    if damage == "other decisions":
+        search_values(SPEC, rules, obs[:10], count[:10], 4, 1, lambda _: None, cache=cache)
+    elif damage == "other seed":
+        search_values(SPEC, rules, obs, count, 5, 1, lambda _: None, cache=cache)
+    else:
+        cache.write_bytes(b"not an npz file")
+    lines: list[str] = []
+    got = search_values(SPEC, rules, obs, count, 4, 1, lines.append, cache=cache)
+    assert np.array_equal(got, want)
+    assert "scoring afresh" in lines[0] and str(cache) in lines[0]

@@ -169,3 +169,63 @@ def test_a_run_with_a_search_teacher_scores_its_decisions(tmp_path: Path) -> Non
     assert out["finished"]
     assert any(line.startswith("scoring 30 decisions with pimc:worlds=1,depth=1")
                for line in lines)
+
+
+def test_the_held_out_share_is_scored_by_the_search_values(tmp_path: Path) -> None:
+    from scopa_train.suit_distill import add_search_values
+
+    net, data, _ = _collected(tmp_path)
+    cfg = _cfg(tmp_path, "distill_search=pimc:worlds=2,depth=2",
+               f"distill_search_decisions={len(data)}", "distill_search_workers=1")
+    idx = add_search_values(data, cfg, _quiet)
+    assert idx is not None and len(idx) == len(data) and not np.isnan(data.search).any()
+    stage = SuitDistillTrainer(cfg, tmp_path / "run", net, None, log=_quiet)
+    held = np.arange(len(data) - 50, len(data))
+    got = stage._figures(net.eval(), data, held)["search_regret"]
+    # by hand: the search's best value minus that of the network's choice, one view
+    obs, cand, moves = view_inputs(data, data.feats, held, np.zeros(50, np.int64))
+    with torch.no_grad():
+        choice = net.forward_moves(obs, cand)[0].argmax(1).numpy()
+    lost = [data.search[moves][cand.row.numpy() == r].max()
+            - data.search[moves][cand.row.numpy() == r][choice[r]] for r in range(50)]
+    assert got == pytest.approx(float(np.mean(lost)), abs=1e-6) and got >= 0
+    # only scored decisions count; with none scored there is no such figure
+    data.search[:] = np.nan
+    assert "search_regret" not in stage._figures(net, data, held)
+
+
+def test_a_run_stopped_while_scoring_keeps_its_values_and_resumes_to_the_same_weights(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import scopa_train.search_labels as sl
+
+    base = _policy_file(tmp_path)
+    extra = ("distill_epochs=1", "distill_search=pimc:worlds=1,depth=1",
+             "distill_search_decisions=600", "distill_search_workers=1")
+    monkeypatch.setattr(sl, "CHUNK", 100)
+    monkeypatch.setattr(sl, "SAVE_EVERY", 100)  # the stop itself must write the cache
+    whole = trainer.start(_cfg(tmp_path / "a", *extra, base=base), progress=False, log=_quiet)
+    assert whole["finished"]
+    want = load_checkpoint(Path(whole["run_dir"]) / "policy.pt")
+    evals = (Path(whole["run_dir"]) / "evaluations.jsonl").read_text()
+    assert '"heldout_search_regret"' in evals
+
+    scored: list[int] = []
+    real = sl.label_chunk
+
+    def label_then_stop(job):  # noqa: ANN001, ANN202
+        scored.append(job.chunk)
+        if len(scored) == 2:
+            os.kill(os.getpid(), signal.SIGTERM)
+        return real(job)
+
+    monkeypatch.setattr(sl, "label_chunk", label_then_stop)
+    out = trainer.start(_cfg(tmp_path / "b", *extra, base=base), progress=False, log=_quiet)
+    run = Path(out["run_dir"])
+    assert not out["finished"] and "SIGTERM" in out["reason"] and scored == [0, 1]
+    assert (run / "search_values.npz").exists()
+    lines: list[str] = []
+    assert trainer.resume(run, progress=False, log=lines.append)["finished"]
+    assert scored == [0, 1, 2, 3, 4, 5]  # the resumed run scored only the other chunks
+    assert any("2 of 6 chunks already scored" in line for line in lines)
+    again = load_checkpoint(run / "policy.pt")
+    assert all(torch.equal(v, want["model"][k]) for k, v in again["model"].items())
