@@ -171,6 +171,11 @@ class TrainConfig:
                                     "+ this x the search values", lo=0, hi=1e6)
     distill_search_workers: int = _f(0, "worker processes scoring them (0: one per CPU "
                                      "core)", lo=0, hi=256)
+    distill_search_values: str = _f("", "an earlier run's search values (its "
+                                    "search_values.npz, or its run directory) to reuse: "
+                                    "where it scored the same decisions (same init_from, "
+                                    "seed, rollouts and search) nothing is scored again "
+                                    "('': score them)")
     # -- evaluation, checkpoints -------------------------------------------------------
     eval_every_steps: int = _f(500_000, "env steps between evaluations (0 = never)", lo=0)
     eval_hands: int = _f(200, "paired hands per evaluation opponent", lo=1)
@@ -261,6 +266,13 @@ def _check_type(name: str, value: Any) -> Any:
         raise ConfigError(f"config key {name!r} must be {_type_name(t)}, got {value!r} "
                           f"({type(value).__name__}); {FIELDS[name].metadata['help']}")
     return float(value) if t is float else value
+
+
+def search_values_file(path: str) -> Path:
+    """The search-values file ``distill_search_values`` names: the file, or the
+    ``search_values.npz`` of a run directory."""
+    p = Path(path)
+    return p / "search_values.npz" if p.is_dir() else p
 
 
 def validate(cfg: TrainConfig) -> None:
@@ -360,6 +372,13 @@ def validate(cfg: TrainConfig) -> None:
                 search_agent(cfg.distill_search, 0)
             except ValueError as e:
                 raise ConfigError(f"config key 'distill_search': {e}") from None
+        if cfg.distill_search_values:
+            if not cfg.distill_search_decisions:
+                raise ConfigError("config key 'distill_search_values' is set but "
+                                  "'distill_search_decisions' is 0: nothing is scored")
+            if not search_values_file(cfg.distill_search_values).is_file():
+                raise ConfigError(f"config key 'distill_search_values': no file "
+                                  f"{search_values_file(cfg.distill_search_values)}")
     unknown = sorted(map(str, set(cfg.rules_options) - set(OPTION_NAMES) - {"name", "players"}))
     if unknown:
         raise ConfigError(f"config key 'rules_options' has unknown rules option(s) "

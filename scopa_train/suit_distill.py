@@ -26,7 +26,8 @@ fit (``scopa_train.search_labels``); their targets become the averaged logits pl
 held-out share is also scored by the points a decision loses by those values
 (``search_regret``: the value of the search's best move minus that of the network's).
 The values scored so far are kept in ``search_values.npz`` in the run directory, so a run
-stopped while scoring goes on from there when resumed.
+stopped while scoring goes on from there when resumed, and a new run may start from an
+earlier run's values (``distill_search_values``) to fit the same decisions otherwise.
 
 The policy file holds the student as the PPO network (its value head is the teacher's,
 untrained here) and the ``init_from`` checkpoint's last-deal scorer unchanged. Loop,
@@ -55,13 +56,14 @@ from scopa_policy.checkpoint import (
     build_last_deal,
     build_model,
     policy_checkpoint,
+    write_atomic,
 )
 from scopa_policy.features import SUIT_VIEW_COLUMNS, Candidates
 from scopa_policy.last_deal import LastDealNet
 from scopa_policy.network import PolicyNet
 from scopa_policy.symmetry import decision_table
 
-from .config import TrainConfig
+from .config import TrainConfig, search_values_file
 from .search_labels import search_values
 from .supervised import FlatDecisions, Halted, SupervisedStage, play_rollouts
 
@@ -217,8 +219,12 @@ class SuitDistillTrainer(SupervisedStage):
         if data is not None and self.cfg.distill_search_decisions:
             if halted() is not None:
                 return None, steps
-            if add_search_values(data, self.cfg, self.log, halted,
-                                 self.run_dir / SEARCH_CACHE) is None:
+            cache = self.run_dir / SEARCH_CACHE
+            if self.cfg.distill_search_values and not cache.exists():
+                source = search_values_file(self.cfg.distill_search_values)
+                self.log(f"search values: starting from {source}")
+                write_atomic(source.read_bytes(), cache)
+            if add_search_values(data, self.cfg, self.log, halted, cache) is None:
                 return None, steps
         if data is not None:
             alone = self._figures(self.teacher, data, self.held_out(len(data)))

@@ -229,3 +229,42 @@ def test_a_run_stopped_while_scoring_keeps_its_values_and_resumes_to_the_same_we
     assert any("2 of 6 chunks already scored" in line for line in lines)
     again = load_checkpoint(run / "policy.pt")
     assert all(torch.equal(v, want["model"][k]) for k, v in again["model"].items())
+
+
+def test_a_run_reuses_an_earlier_runs_search_values(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import scopa_train.search_labels as sl
+
+    base = _policy_file(tmp_path)
+    extra = ("distill_epochs=1", "distill_search=pimc:worlds=1,depth=1",
+             "distill_search_decisions=300", "distill_search_workers=1")
+    first = Path(trainer.start(_cfg(tmp_path / "a", *extra, base=base), progress=False,
+                               log=_quiet)["run_dir"])
+    scored: list[int] = []
+    real = sl.label_chunk
+    monkeypatch.setattr(sl, "label_chunk", lambda job: scored.append(job.chunk) or real(job))
+    lines: list[str] = []
+    out = trainer.start(_cfg(tmp_path / "b", *extra, f"distill_search_values={first}",
+                             base=base), progress=False, log=lines.append)
+    assert out["finished"] and scored == []  # nothing scored again
+    assert any(f"starting from {first / 'search_values.npz'}" in line for line in lines)
+    want, got = load_checkpoint(first / "policy.pt"), load_checkpoint(Path(out["policy"]))
+    assert all(torch.equal(v, want["model"][k]) for k, v in got["model"].items())
+    # values of other decisions (another seed) are set aside and everything is scored
+    lines.clear()
+    trainer.start(_cfg(tmp_path / "c", *extra, "seed=9", f"distill_search_values={first}",
+                       base=base), progress=False, log=lines.append)
+    assert any("holds values of other decisions: scoring afresh" in line for line in lines)
+    assert scored == [0, 1]
+
+
+@pytest.mark.parametrize(("extra", "message"), [
+    (["distill_search=pimc", "distill_search_decisions=10",
+      "distill_search_values=/no/such/run"],
+     "'distill_search_values': no file /no/such/run"),
+    (["distill_search=pimc", "distill_search_values=x.npz"],
+     "'distill_search_values' is set but 'distill_search_decisions' is 0"),
+])
+def test_bad_search_values_configs_are_refused(extra: list[str], message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_config(CONFIG, ["init_from=pretrained", *extra])
