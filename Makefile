@@ -25,12 +25,13 @@ install: $(VENV)/.installed
 # stage 2 fine-tunes it with the exact last-deal teacher (configs/finetune.yaml); stage 3
 # fits a last-deal scorer to exact values of its last deals (configs/last_deal.yaml);
 # stage 4 fits the network to its own scores averaged over the 6 suit views
-# (configs/suit_distill.yaml). A
+# (configs/suit_distill.yaml); stage 5 fits it to those scores plus the move values of
+# pimc:worlds=48,depth=5 on 200,000 of its decisions (configs/search_distill.yaml). A
 # finished stage (runs/NAME-*/checkpoints/final.pt) is not run again; a stopped one is
 # named with its `train.py --resume RUN` line, then `make train` goes on from it. With
 # CONFIG=FILE, `make train` runs that one config instead.
 STAGES := stage1:configs/default.yaml stage2:configs/finetune.yaml stage3:configs/last_deal.yaml \
-          stage4:configs/suit_distill.yaml
+          stage4:configs/suit_distill.yaml stage5:configs/search_distill.yaml
 train: install
 ifeq ($(origin CONFIG),command line)
 	$(BIN)/python train.py --config $(CONFIG)

@@ -56,13 +56,15 @@ def test_make_train_runs_the_stages_in_order(tmp_path: Path) -> None:
         "--set init_from=runs/stage2-20260101-000000/policy.pt",
         "python train.py --config configs/suit_distill.yaml --set name=stage4 "
         "--set init_from=runs/stage3-20260101-000000/policy.pt",
-        "the recipe's weights: runs/stage4-20260101-000000/policy.pt; ship them with: "
+        "python train.py --config configs/search_distill.yaml --set name=stage5 "
+        "--set init_from=runs/stage4-20260101-000000/policy.pt",
+        "the recipe's weights: runs/stage5-20260101-000000/policy.pt; ship them with: "
         ".venv/bin/python -m scopa_train.report export "
-        "runs/stage4-20260101-000000/checkpoints/final.pt scopa_policy/pretrained/default.pt"]
+        "runs/stage5-20260101-000000/checkpoints/final.pt scopa_policy/pretrained/default.pt"]
     out = _make(tmp_path)  # every stage finished: nothing runs again
     assert out.returncode == 0 and out.stdout.splitlines() == [
-        "the recipe's weights: runs/stage4-20260101-000000/policy.pt; ship them with: "
+        "the recipe's weights: runs/stage5-20260101-000000/policy.pt; ship them with: "
         ".venv/bin/python -m scopa_train.report export "
-        "runs/stage4-20260101-000000/checkpoints/final.pt scopa_policy/pretrained/default.pt"]
+        "runs/stage5-20260101-000000/checkpoints/final.pt scopa_policy/pretrained/default.pt"]
     out = _make(tmp_path, "CONFIG=configs/team4.yaml")
     assert out.stdout.strip() == "python train.py --config configs/team4.yaml"
