@@ -1,5 +1,7 @@
-"""Command line: ``python train.py --config configs/NAME.yaml [--set key=value ...]
-[--resume RUN_DIR]`` (also ``scopa train ...``)."""
+"""Command line: ``python train.py --config configs/NAME.yaml [--set key=value ...]``
+(also ``scopa train ...``): every stage of the config, in one run folder. The same
+command again continues that run where it stopped; ``--resume RUN`` continues a given
+run; ``--new`` starts another."""
 
 from __future__ import annotations
 
@@ -8,22 +10,27 @@ import sys
 
 from scopa_env.commands import Parser, run
 
-from .config import ConfigError, apply_overrides, describe, load_config
+from .config import ConfigError, describe, load_recipe
 
 
 def build_parser(prog: str = "train.py") -> argparse.ArgumentParser:
     p = Parser(
-        prog=prog, description="PPO self-play training for Scopa.",
-        epilog="Curves: tensorboard --logdir runs. Keys and ranges: --help-config.")
-    p.add_argument("--config", help="YAML config (configs/default.yaml, ...)")
+        prog=prog, description="Train a Scopa agent: every stage of a config (PPO self-play, "
+        "last-deal scorer, suit distillation), in one run folder.",
+        epilog="Curves: tensorboard --logdir runs/RUN. Sections and keys: --help-config.")
+    p.add_argument("--config", help="YAML config (configs/recipe.yaml, configs/quick.yaml, ...)")
     p.add_argument("--set", dest="overrides", action="append", default=[],
-                   metavar="KEY=VALUE", help="override a config key (repeatable); "
-                   "opponents.greedy=0.3 sets one weight")
+                   metavar="KEY=VALUE", help="override a config key (repeatable): "
+                   "ppo.learning_rate=1e-3, opponents.greedy=0.3, STAGE.fit.epochs=2")
     p.add_argument("--resume", metavar="RUN_DIR",
-                   help="continue a run (its directory or a training checkpoint .pt)")
+                   help="continue a run (its folder, a stage's folder or a training "
+                   "checkpoint .pt); the same --config command does this by itself")
+    p.add_argument("--new", action="store_true",
+                   help="start a new run even where an unfinished run of this config exists")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--help-config", action="store_true",
-                   help="list every config key with its type, default and allowed values")
+                   help="list every config key by section, with its type, default and "
+                   "allowed values")
     return p
 
 
@@ -37,24 +44,30 @@ def main(argv: list[str] | None = None, prog: str = "train") -> int:
         if args.help_config:
             print(describe())
             return 0
-        from . import trainer
+        from . import recipe
 
+        progress = not args.no_progress
         try:
             if args.resume:
-                if args.config:
-                    raise ConfigError("--resume continues with the run's saved config: "
-                                      "drop --config and change keys with --set")
-                overrides = apply_overrides({}, args.overrides)
-                trainer.resume(args.resume, overrides, progress=not args.no_progress)
+                if args.config or args.new:
+                    raise ConfigError("--resume continues a run with its saved config: drop "
+                                      "--config/--new and change keys with --set")
+                recipe.resume(args.resume, args.overrides, progress=progress)
             else:
                 if not args.config:
                     raise ConfigError("give --config configs/NAME.yaml (or --resume RUN_DIR)")
-                cfg = load_config(args.config, args.overrides)
-                trainer.start(cfg, progress=not args.no_progress)
+                recipe.run_recipe(load_recipe(args.config, args.overrides), new=args.new,
+                                  progress=progress)
+        except ConfigError as e:
+            if "\n" not in str(e):
+                raise
+            for line in str(e).splitlines():  # one line a key (an old flat config)
+                print(f"{prog}: error: {line}", file=sys.stderr)
+            return 2
         except KeyboardInterrupt:
-            raise KeyboardInterrupt("stopped at once, without a final save; a run that "
-                                    "has saved a checkpoint continues with --resume "
-                                    "RUN_DIR") from None
+            raise KeyboardInterrupt("stopped at once, without a final save; run the same "
+                                    "command again to continue from the last checkpoint"
+                                    ) from None
         return 0
 
     return run(prog, command, top_level=argv is None)

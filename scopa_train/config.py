@@ -1,14 +1,36 @@
-"""The training configuration: one typed dataclass, loaded from YAML plus ``--set`` overrides.
+"""The training configuration: typed sections, a stage, and a recipe of stages.
 
-Every key has a default, a type and an allowed range; an unknown key, a value of the
-wrong type or out of range fails at start with a message naming the key and what is
-allowed (``ConfigError``).
+A config file (YAML) holds sections, each a mapping of settings::
+
+    run:         name, seed, runs_dir, device, torch_threads, max_minutes
+    rules:       name, players, options
+    rollouts:    num_envs, rollout_steps, episode, reward, backend, ray_address, ray_workers
+    opponents:   the opponent pool: a sampling weight per kind or agent spec
+    network:     hidden_size, hidden_layers, action_hidden
+    ppo:         the PPO stage kind's settings
+    fit:         what every fitting stage kind shares (decisions, epochs, batch, lr, holdout)
+    last_deal:   the last-deal scorer stage kind's settings
+    distill:     the suit-distillation stage kind's search labels
+    evaluation:  every_steps, hands, opponents, seed, best_metric
+    checkpoints: every_steps, keep
+
+plus either ``kind`` (and ``init_from``) for a run of one stage, or ``stages:``, a list
+of stages run in order (a recipe). Each stage names itself (``name``) and its ``kind``,
+may set ``init_from`` (default: the previous stage's policy) and may override any
+section key by key; ``opponents`` and lists are replaced whole. Every key has a
+default, a type and an allowed range; an unknown key, a value of the wrong type or out
+of range fails at start with one line naming the key and what is allowed
+(``ConfigError``). A key of the old flat layout (``learning_rate: ...``) gets a line
+naming its new place (``ppo.learning_rate``).
 """
 
 from __future__ import annotations
 
+import copy
 import dataclasses
+import hashlib
 import importlib.util
+import json
 import math
 import re
 from dataclasses import dataclass, field
@@ -21,8 +43,9 @@ from agents import check_spec
 from scopa_env.rules import NAMED_RULES, OPTION_NAMES, resolve_rules
 
 OPPONENT_KINDS = ("self", "past", "random", "greedy", "expert")
+STAGE_KINDS = ("ppo", "last_deal", "suit_distill")
 MAX_SEED = 2**63 - 1
-# a run name is one folder name: it cannot place the run outside runs_dir
+# a run or stage name is one folder name: it cannot place the run outside runs_dir
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
 
 
@@ -34,69 +57,69 @@ def _f(default: Any, help: str, *, lo: float | None = None, hi: float | None = N
        choices: tuple[Any, ...] | None = None, lo_open: bool = False) -> Any:
     meta = {"help": help, "lo": lo, "hi": hi, "choices": choices, "lo_open": lo_open}
     if isinstance(default, (dict, list)):
-        return field(default_factory=lambda: type(default)(default), metadata=meta)
+        return field(default_factory=lambda: copy.deepcopy(default), metadata=meta)
     return field(default=default, metadata=meta)
 
 
+# -- the sections ----------------------------------------------------------------------
 @dataclass
-class TrainConfig:
-    """All hyperparameters of a PPO self-play run (see configs/default.yaml)."""
-
-    # -- run ------------------------------------------------------------------------
+class RunSection:
     name: str = _f("default", "run name (letters, digits and _ . + -, starting with a letter "
-                   "or digit); the run directory is runs/NAME-TIMESTAMP")
+                   "or digit); the run directory is runs_dir/NAME-TIMESTAMP")
     seed: int = _f(1, "seed of everything (deals, sampling, minibatches)", lo=0, hi=MAX_SEED)
     runs_dir: str = _f("runs", "parent folder of run directories")
-    torch_threads: int = _f(1, "torch.set_num_threads (0 = one per CPU core)", lo=0, hi=256)
     device: str = _f("auto", "where the learner and the batched policy forward run: 'auto' "
                      "(a CUDA GPU when torch sees one, else the CPU), 'cpu' or 'cuda'",
                      choices=("auto", "cpu", "cuda"))
-    algo: str = _f("ppo", "'ppo': PPO self-play; 'last_deal': fit a last-deal scorer "
-                   "(scopa_policy.last_deal) to exact values of the last deals of the "
-                   "init_from policy's rollouts, 2 players only (scopa_train.last_deal); "
-                   "'suit_distill': fit the init_from policy network to its own scores "
-                   "averaged over the 6 suit views (scopa_train.suit_distill)",
-                   choices=("ppo", "last_deal", "suit_distill"))
+    torch_threads: int = _f(1, "torch.set_num_threads (0 = one per CPU core)", lo=0, hi=256)
+    max_minutes: float = _f(0.0, "wall-clock limit of this invocation in minutes (0 = none): "
+                            "the stage in progress saves and the command stops; running the "
+                            "command again continues, with a fresh limit", lo=0)
+
+
+@dataclass
+class RulesSection:
+    name: str = _f("scopa", "named rule set", choices=tuple(NAMED_RULES))
+    players: int = _f(2, "2, or 4 (two teams; partners share the policy and the reward)",
+                      choices=(2, 4))
+    options: dict = _f({}, "extra rules options (docs/spec/rules.md), e.g. {target_score: 16}")
+
+
+@dataclass
+class RolloutsSection:
+    num_envs: int = _f(64, "games played in parallel by the batched environment", lo=1,
+                       hi=65536)
+    rollout_steps: int = _f(72, "moves per game per rollout (with episode=hand, rounded up "
+                            "to whole hands)", lo=1)
+    episode: str = _f("hand", "one episode = one hand or one match", choices=("hand", "match"))
+    reward: str = _f("points", "'points': hand points margin at each hand end (zero-sum); "
+                     "'match': +1/-1 at match end (sign of the margin with episode=hand)",
+                     choices=("points", "match"))
     backend: str = _f("local", "where rollouts run: 'local' (this process) or 'ray' (Ray "
-                      "actors, the learner stays here; pip install -e .[ray])",
+                      "actors, the learner stays here; pip install -e .[ray]); PPO stages",
                       choices=("local", "ray"))
     ray_address: str = _f("", "Ray cluster to join with backend=ray: 'auto', HOST:PORT, or "
                           "empty for Ray's default (RAY_ADDRESS, else the cluster `ray "
                           "start` began on this machine, else a new local one)")
     ray_workers: int = _f(2, "rollout workers (Ray actors, one CPU each) with backend=ray; "
                           "each plays its share of the num_envs games", lo=1, hi=4096)
-    # -- game -----------------------------------------------------------------------
-    rules: str = _f("scopa", "named rule set", choices=tuple(NAMED_RULES))
-    players: int = _f(2, "2, or 4 (two teams; partners share the policy and the reward)",
-                      choices=(2, 4))
-    rules_options: dict = _f({}, "extra rules options (rules.md), e.g. {target_score: 16}")
-    episode: str = _f("hand", "one episode = one hand or one match", choices=("hand", "match"))
-    reward: str = _f("points", "'points': hand points margin at each hand end (zero-sum); "
-                     "'match': +1/-1 at match end (sign of the margin with episode=hand)",
-                     choices=("points", "match"))
+
+
+@dataclass
+class NetworkSection:
+    hidden_size: int = _f(256, "observation encoder width", lo=8, hi=4096)
+    hidden_layers: int = _f(2, "observation encoder depth", lo=1, hi=8)
+    action_hidden: int = _f(128, "action scorer hidden width", lo=8, hi=4096)
+
+
+@dataclass
+class PPOSection:
+    total_env_steps: int = _f(2_000_000, "environment moves to train for (all seats)", lo=1)
     reward_scale: float = _f(0.25, "rewards are multiplied by this for learning (value "
                              "targets); logged points stay unscaled", lo=0, lo_open=True)
-    # -- budget ---------------------------------------------------------------------
-    total_env_steps: int = _f(2_000_000, "environment moves to train for (all seats)", lo=1)
-    max_minutes: float = _f(0.0, "wall-clock limit in minutes (0 = none); the run stops "
-                            "and saves when reached", lo=0)
-    # -- rollouts -------------------------------------------------------------------
-    num_envs: int = _f(64, "games played in parallel by the batched environment", lo=1,
-                       hi=65536)
-    rollout_steps: int = _f(72, "moves per game per rollout (with episode=hand, rounded up "
-                            "to whole hands)", lo=1)
-    opponents: dict = _f({"self": 0.75, "past": 0.1, "greedy": 0.15},
-                         "opponent pool: sampling weight per kind, kinds "
-                         + "/".join(OPPONENT_KINDS) + " or any agent spec (pimc:worlds=4, "
-                         "pretrained, py:mybots:Bot, ...)")
-    past_snapshot_every: int = _f(10, "updates between snapshots added to the past pool",
-                                  lo=1)
-    past_pool_size: int = _f(5, "past snapshots kept (oldest dropped)", lo=1, hi=100)
-    # -- PPO ------------------------------------------------------------------------
     learning_rate: float = _f(3e-4, "Adam learning rate", lo=0, hi=1, lo_open=True)
     lr_final_fraction: float = _f(0.1, "linear schedule, stepped once per update: final lr = "
-                                  "learning_rate x this",
-                                  lo=0, hi=1)
+                                  "learning_rate x this", lo=0, hi=1)
     gamma: float = _f(1.0, "discount per own move", lo=0, hi=1)
     gae_lambda: float = _f(0.95, "GAE lambda", lo=0, hi=1)
     update_epochs: int = _f(4, "PPO epochs per rollout", lo=1, hi=100)
@@ -104,8 +127,8 @@ class TrainConfig:
     clip_coef: float = _f(0.2, "PPO ratio clip", lo=0, hi=1, lo_open=True)
     clip_vloss: bool = _f(True, "clip the value loss like the policy ratio")
     ent_coef: float = _f(0.01, "entropy bonus at the start", lo=0, hi=1)
-    ent_coef_final: float = _f(0.001, "entropy bonus at the end (linear schedule, "
-                                 "stepped once per update)", lo=0, hi=1)
+    ent_coef_final: float = _f(0.001, "entropy bonus at the end (linear schedule, stepped "
+                               "once per update)", lo=0, hi=1)
     vf_coef: float = _f(0.5, "value loss weight", lo=0, hi=100)
     max_grad_norm: float = _f(0.5, "gradient clipping norm", lo=0, lo_open=True)
     norm_adv: bool = _f(True, "normalise advantages per minibatch")
@@ -117,79 +140,217 @@ class TrainConfig:
                              "value targets become the exact values and the loss gains "
                              "this weight times the policy's expected regret in points "
                              "(0 = off)", lo=0, hi=100)
-    # -- network --------------------------------------------------------------------
-    hidden_size: int = _f(256, "observation encoder width", lo=8, hi=4096)
-    hidden_layers: int = _f(2, "observation encoder depth", lo=1, hi=8)
-    action_hidden: int = _f(128, "action scorer hidden width", lo=8, hi=4096)
-    init_from: str = _f("", "start a new run from these weights instead of a fresh "
-                        "initialisation: a checkpoint or policy file, or 'pretrained' "
-                        "(the shipped weights for the config's rules); its network shape "
-                        "must match the config's (empty = fresh)")
-    # -- algo: last_deal ------------------------------------------------------------
-    last_deal_decisions: int = _f(200_000, "last-deal decisions to collect and label "
-                                  "exactly before fitting", lo=100)
-    last_deal_epochs: int = _f(3, "passes over the collected decisions", lo=1, hi=1000)
-    last_deal_batch: int = _f(512, "decisions per minibatch", lo=1, hi=1 << 20)
-    last_deal_lr: float = _f(1e-3, "Adam learning rate at the start (cosine to 0)", lo=0,
-                             hi=1, lo_open=True)
-    last_deal_holdout: float = _f(0.02, "share of the decisions (the last collected) held "
-                                  "out to score each epoch", lo=0, hi=0.5, lo_open=True)
-    last_deal_width: int = _f(64, "token width of the last-deal scorer", lo=8, hi=1024)
-    last_deal_layers: int = _f(3, "its transformer layers", lo=1, hi=16)
-    last_deal_heads: int = _f(4, "its attention heads (width must be a multiple)", lo=1,
-                              hi=64)
-    last_deal_regret_coef: float = _f(0.0, "weight of the expected points lost (under the "
-                                      "scorer's softmax) added to the best-set loss", lo=0,
-                                      hi=100)
-    last_deal_suit_augment: bool = _f(False, "fit each minibatch's decisions under random "
-                                      "permutations of the plain suits (cups, swords and "
-                                      "clubs play alike: scopa_env.symmetry)")
-    last_deal_buckets: int = _f(0, "minibatches drawn together and sorted by the cards in "
-                                "play, so that each pads its decisions to fewer tokens "
-                                "(about 1.5 times faster at 16); 0 or 1: plain random "
-                                "minibatches", lo=0, hi=1 << 16)
-    last_deal_ownership_coef: float = _f(0.0, "weight of the ownership loss: a training "
-                                         "head predicts, from each move's hidden layer, "
-                                         "which cards in play the mover ends up with under "
-                                         "best play after it (scopa_train.last_deal)",
-                                         lo=0, hi=100)
-    # -- algo: suit_distill ------------------------------------------------------------
-    distill_decisions: int = _f(1_000_000, "decisions with a choice to collect from the "
-                                "init_from policy's rollouts", lo=100)
-    distill_epochs: int = _f(3, "passes over the collected decisions", lo=1, hi=1000)
-    distill_batch: int = _f(1024, "decisions per minibatch", lo=1, hi=1 << 20)
-    distill_lr: float = _f(5e-4, "Adam learning rate at the start (cosine to 0)", lo=0,
-                           hi=1, lo_open=True)
-    distill_holdout: float = _f(0.02, "share of the decisions (the last collected) held "
-                                "out to score each epoch", lo=0, hi=0.5, lo_open=True)
-    distill_search: str = _f("", "a search agent whose move values (points) join the "
-                             "targets of some decisions outside the last deal, e.g. "
-                             "pimc:worlds=48,depth=8 ('': none; scopa_train.search_labels)")
-    distill_search_decisions: int = _f(0, "collected decisions (drawn at random) that "
-                                       "distill_search scores", lo=0)
-    distill_search_beta: float = _f(16.0, "a scored decision's target: the averaged logits "
-                                    "+ this x the search values", lo=0, hi=1e6)
-    distill_search_workers: int = _f(0, "worker processes scoring them (0: one per CPU "
-                                     "core)", lo=0, hi=256)
-    distill_search_values: str = _f("", "an earlier run's search values (its "
-                                    "search_values.npz, or its run directory) to reuse: "
-                                    "where it scored the same decisions (same init_from, "
-                                    "seed, rollouts and search) nothing is scored again "
-                                    "('': score them)")
-    # -- evaluation, checkpoints -------------------------------------------------------
-    eval_every_steps: int = _f(500_000, "env steps between evaluations (0 = never)", lo=0)
-    eval_hands: int = _f(200, "paired hands per evaluation opponent", lo=1)
-    eval_opponents: list = _f(["random", "greedy", "expert"],
-                              "baselines evaluated against (agent specs)")
-    eval_seed: int = _f(2024, "evaluation seed (fixed: same deals every time)", lo=0,
-                        hi=MAX_SEED)
-    eval_workers: int = _f(1, "evaluator worker processes", lo=1, hi=64)
-    best_metric: str = _f("greedy", "eval opponent whose margin picks the best checkpoint")
-    checkpoint_every_steps: int = _f(500_000, "env steps between periodic checkpoints "
-                                     "(0 = only at the end)", lo=0)
-    keep_checkpoints: int = _f(3, "periodic checkpoints kept (older ones deleted)", lo=1)
+    past_snapshot_every: int = _f(10, "updates between snapshots added to the past pool",
+                                  lo=1)
+    past_pool_size: int = _f(5, "past snapshots kept (oldest dropped)", lo=1, hi=100)
 
-    # ------------------------------------------------------------------------------
+
+@dataclass
+class FitSection:
+    decisions: int = _f(1_000_000, "decisions to collect from the starting policy's "
+                        "rollouts before fitting", lo=100)
+    epochs: int = _f(3, "passes over the collected decisions", lo=1, hi=1000)
+    batch: int = _f(1024, "decisions per minibatch", lo=1, hi=1 << 20)
+    lr: float = _f(5e-4, "Adam learning rate at the start (cosine to 0)", lo=0, hi=1,
+                   lo_open=True)
+    holdout: float = _f(0.02, "share of the decisions (the last collected) held out to "
+                        "score each epoch", lo=0, hi=0.5, lo_open=True)
+
+
+@dataclass
+class LastDealSection:
+    width: int = _f(64, "token width of the last-deal scorer", lo=8, hi=1024)
+    layers: int = _f(3, "its transformer layers", lo=1, hi=16)
+    heads: int = _f(4, "its attention heads (width must be a multiple)", lo=1, hi=64)
+    regret_coef: float = _f(0.0, "weight of the expected points lost (under the scorer's "
+                            "softmax) added to the best-set loss", lo=0, hi=100)
+    suit_augment: bool = _f(False, "fit each minibatch's decisions under random "
+                            "permutations of the plain suits (cups, swords and clubs play "
+                            "alike: scopa_env.symmetry)")
+    buckets: int = _f(0, "minibatches drawn together and sorted by the cards in play, so "
+                      "that each pads its decisions to fewer tokens (about 1.5 times faster "
+                      "at 16); 0 or 1: plain random minibatches", lo=0, hi=1 << 16)
+    ownership_coef: float = _f(0.0, "weight of the ownership loss: a training head "
+                               "predicts, from each move's hidden layer, which cards in play "
+                               "the mover ends up with under best play after it", lo=0,
+                               hi=100)
+
+
+@dataclass
+class DistillSection:
+    search: str = _f("", "a search agent whose move values (points) join the targets of "
+                     "some decisions outside the last deal, e.g. pimc:worlds=48,depth=8 "
+                     "('': none; scopa_train.search_labels)")
+    search_decisions: int = _f(0, "collected decisions (drawn at random) that the search "
+                               "scores", lo=0)
+    search_beta: float = _f(16.0, "a scored decision's target: the averaged logits + this x "
+                            "the search values", lo=0, hi=1e6)
+    search_workers: int = _f(0, "worker processes scoring them (0: one per CPU core)", lo=0,
+                             hi=256)
+    search_values: str = _f("", "an earlier run's search values (its search_values.npz, or "
+                            "its run directory) to reuse: where it scored the same decisions "
+                            "nothing is scored again ('': score them)")
+
+
+@dataclass
+class EvaluationSection:
+    every_steps: int = _f(500_000, "PPO: env steps between evaluations; other stage kinds "
+                          "are evaluated once, at their end (0 = never)", lo=0)
+    hands: int = _f(200, "paired hands per evaluation opponent", lo=1)
+    opponents: list = _f(["random", "greedy", "expert"],
+                         "baselines evaluated against (agent specs)")
+    seed: int = _f(2024, "evaluation seed (fixed: same deals every time)", lo=0, hi=MAX_SEED)
+    best_metric: str = _f("greedy", "evaluation opponent whose margin picks the best "
+                          "checkpoint")
+
+
+@dataclass
+class CheckpointsSection:
+    every_steps: int = _f(500_000, "PPO: env steps between periodic checkpoints (0 = only "
+                          "at the end; every stage saves latest.pt on a stop)", lo=0)
+    keep: int = _f(3, "periodic checkpoints kept (older ones deleted)", lo=1)
+
+
+SECTIONS: dict[str, type] = {
+    "run": RunSection, "rules": RulesSection, "rollouts": RolloutsSection,
+    "network": NetworkSection, "ppo": PPOSection, "fit": FitSection,
+    "last_deal": LastDealSection, "distill": DistillSection,
+    "evaluation": EvaluationSection, "checkpoints": CheckpointsSection}
+# the settings of a stage besides its sections (``opponents`` is a mapping of weights)
+STAGE_KEYS = ("name", "kind", "init_from", "opponents")
+PREVIOUS = "previous-stage"  # init_from of a recipe stage: the policy of the stage before
+DEFAULT_OPPONENTS = {"self": 0.75, "past": 0.1, "greedy": 0.15}
+OPPONENTS_HELP = ("opponent pool: sampling weight per kind, kinds " + "/".join(OPPONENT_KINDS)
+                  + " or any agent spec (pimc:worlds=4, pretrained, py:mybots:Bot, ...)")
+INIT_FROM_HELP = ("the weights a stage starts from: a checkpoint or policy file, or "
+                  "'pretrained' (the shipped weights for the rules); in a recipe, default "
+                  "the previous stage's policy; '' = a fresh network (PPO only)")
+
+# the flat layout of earlier versions: old key -> its section.key now
+OLD_KEYS: dict[str, str] = {
+    **{k: f"run.{k}" for k in ("name", "seed", "runs_dir", "device", "torch_threads",
+                               "max_minutes")},
+    "rules": "rules.name", "players": "rules.players", "rules_options": "rules.options",
+    **{k: f"rollouts.{k}" for k in ("num_envs", "rollout_steps", "episode", "reward",
+                                    "backend", "ray_address", "ray_workers")},
+    **{k: f"network.{k}" for k in ("hidden_size", "hidden_layers", "action_hidden")},
+    **{k: f"ppo.{k}" for k in ("total_env_steps", "reward_scale", "learning_rate",
+                               "lr_final_fraction", "gamma", "gae_lambda", "update_epochs",
+                               "num_minibatches", "clip_coef", "clip_vloss", "ent_coef",
+                               "ent_coef_final", "vf_coef", "max_grad_norm", "norm_adv",
+                               "target_kl", "endgame_coef", "past_snapshot_every",
+                               "past_pool_size")},
+    "algo": "kind",
+    "last_deal_decisions": "fit.decisions", "last_deal_epochs": "fit.epochs",
+    "last_deal_batch": "fit.batch", "last_deal_lr": "fit.lr",
+    "last_deal_holdout": "fit.holdout",
+    **{f"last_deal_{k}": f"last_deal.{k}" for k in ("width", "layers", "heads", "regret_coef",
+                                                     "suit_augment", "buckets",
+                                                     "ownership_coef")},
+    "distill_decisions": "fit.decisions", "distill_epochs": "fit.epochs",
+    "distill_batch": "fit.batch", "distill_lr": "fit.lr", "distill_holdout": "fit.holdout",
+    **{f"distill_{k}": f"distill.{k}" for k in ("search", "search_decisions", "search_beta",
+                                                 "search_workers", "search_values")},
+    "eval_every_steps": "evaluation.every_steps", "eval_hands": "evaluation.hands",
+    "eval_opponents": "evaluation.opponents", "eval_seed": "evaluation.seed",
+    "best_metric": "evaluation.best_metric", "eval_workers": "(removed: evaluations run in "
+    "the training process)",
+    "checkpoint_every_steps": "checkpoints.every_steps", "keep_checkpoints": "checkpoints.keep",
+}
+
+
+# -- typed values ----------------------------------------------------------------------
+def _type_of(f: dataclasses.Field) -> type:
+    t = f.type
+    return {"int": int, "float": float, "bool": bool, "str": str, "dict": dict,
+            "list": list}[t if isinstance(t, str) else t.__name__]
+
+
+def _type_name(t: type) -> str:
+    return {int: "an integer", float: "a number", bool: "true or false", str: "a string",
+            dict: "a mapping", list: "a list"}[t]
+
+
+def _coerce(t: type, value: Any) -> Any:
+    """Integers and YAML 1.1's unparsed exponents (``1e-3``) for float keys."""
+    if t is float and not isinstance(value, bool):
+        if isinstance(value, int):
+            return float(value)
+        if isinstance(value, str):
+            try:
+                return float(value)
+            except ValueError:
+                return value
+    return value
+
+
+def _check_value(key: str, f: dataclasses.Field, value: Any) -> Any:
+    """``value`` of config key ``key`` (field ``f``) checked against its type and range."""
+    t, m = _type_of(f), f.metadata
+    value = _coerce(t, value)
+    ok = (isinstance(value, bool) if t is bool
+          else isinstance(value, int) and not isinstance(value, bool) if t is int
+          else isinstance(value, (int, float)) and not isinstance(value, bool) if t is float
+          else isinstance(value, t))
+    if not ok:
+        raise ConfigError(f"config key {key!r} must be {_type_name(t)}, got {value!r} "
+                          f"({type(value).__name__}); {m['help']}")
+    if m["choices"] is not None and value not in m["choices"]:
+        raise ConfigError(f"config key {key!r} must be one of "
+                          f"{', '.join(map(repr, m['choices']))}, got {value!r}")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if isinstance(value, float) and not math.isfinite(value):
+            raise ConfigError(f"config key {key!r} must be finite, got {value!r}")
+        lo, hi = m["lo"], m["hi"]
+        if ((lo is not None and (value <= lo if m["lo_open"] else value < lo))
+                or (hi is not None and value > hi)):
+            raise ConfigError(f"config key {key!r} = {value!r} is out of range: allowed "
+                              f"{_range(m)}; {m['help']}")
+    return value
+
+
+def _range(m: dict[str, Any]) -> str:
+    return (("(" if m["lo_open"] else "[") + (str(m["lo"]) if m["lo"] is not None else "-inf")
+            + ", " + (str(m["hi"]) if m["hi"] is not None else "inf") + "]")
+
+
+def make_section(name: str, data: Any, where: str = "") -> Any:
+    """Section ``name`` from a mapping of its keys, every value checked."""
+    cls = SECTIONS[name]
+    if not isinstance(data, dict):
+        raise ConfigError(f"config section {where}{name!r} must be a mapping of keys to "
+                          f"values, got {data!r}")
+    fields = {f.name: f for f in dataclasses.fields(cls)}
+    unknown = sorted(map(str, set(data) - set(fields)))
+    if unknown:
+        raise ConfigError(f"unknown config key(s) {', '.join(f'{name}.{k}' for k in unknown)}"
+                          f"{' in ' + where.rstrip('.') if where else ''}; section {name!r} "
+                          f"has: {', '.join(fields)}")
+    return cls(**{k: _check_value(f"{where}{name}.{k}", fields[k], v)
+                  for k, v in data.items()})
+
+
+# -- a stage ---------------------------------------------------------------------------
+@dataclass
+class StageConfig:
+    """Everything one stage of training needs: its name and kind, where it starts from,
+    and every section (see the module docstring)."""
+
+    name: str = "default"
+    kind: str = "ppo"
+    init_from: str = ""
+    run: RunSection = field(default_factory=RunSection)
+    rules: RulesSection = field(default_factory=RulesSection)
+    rollouts: RolloutsSection = field(default_factory=RolloutsSection)
+    opponents: dict = field(default_factory=lambda: dict(DEFAULT_OPPONENTS))
+    network: NetworkSection = field(default_factory=NetworkSection)
+    ppo: PPOSection = field(default_factory=PPOSection)
+    fit: FitSection = field(default_factory=FitSection)
+    last_deal: LastDealSection = field(default_factory=LastDealSection)
+    distill: DistillSection = field(default_factory=DistillSection)
+    evaluation: EvaluationSection = field(default_factory=EvaluationSection)
+    checkpoints: CheckpointsSection = field(default_factory=CheckpointsSection)
+
     def __post_init__(self) -> None:
         validate(self)
 
@@ -197,32 +358,44 @@ class TrainConfig:
         return dataclasses.asdict(self)
 
     @property
+    def seed(self) -> int:
+        return self.run.seed
+
+    @property
     def rules_kwargs(self) -> dict[str, Any]:
-        return {**self.rules_options, "players": self.players}
+        return {**self.rules.options, "players": self.rules.players}
 
     def make_rules(self) -> Any:
-        return resolve_rules(self.rules, self.players, self.rules_options)
+        return resolve_rules(self.rules.name, self.rules.players, self.rules.options)
+
+    def make_env(self, num_envs: int | None = None) -> Any:
+        """The batched environment of this stage's rules and rollouts settings."""
+        from scopa_env.vector import VectorScopaEnv
+
+        r = self.rollouts
+        return VectorScopaEnv(num_envs or r.num_envs, rules=self.rules.name, reward=r.reward,
+                              episode=r.episode, seed=self.seed, records=False,
+                              **self.rules_kwargs)
 
     def torch_device(self) -> Any:
-        """The resolved ``device`` (a ``torch.device``); ``cuda`` without a GPU that
+        """The resolved ``run.device`` (a ``torch.device``); ``cuda`` without a GPU that
         torch can use is a ``ConfigError``."""
         import torch
 
-        if self.device == "cpu" or (self.device == "auto" and not torch.cuda.is_available()):
+        d = self.run.device
+        if d == "cpu" or (d == "auto" and not torch.cuda.is_available()):
             return torch.device("cpu")
         if not torch.cuda.is_available():
-            raise ConfigError("config key 'device' is 'cuda' but torch sees no CUDA GPU "
+            raise ConfigError("config key 'run.device' is 'cuda' but torch sees no CUDA GPU "
                               f"(torch {torch.__version__}); use device: auto or cpu")
         return torch.device("cuda")
 
     def set_up_torch(self, learner_device: Any) -> None:
-        """Apply ``torch_threads`` and torch's deterministic algorithms: without them some
-        multi-threaded CPU kernels add in an order that varies from run to run (two runs
-        with 2 threads drifted 0.09 apart in a weight within 10 updates, BENCHMARKS.md,
-        the recipe), and on a GPU the backward of the network's gathers adds with
-        atomics. For a CUDA learner ``CUBLAS_WORKSPACE_CONFIG`` is set first (unless the
-        user set it), as deterministic cuBLAS requires; it takes effect because no cuBLAS
-        call has been made yet. Process-wide, as torch's thread count is."""
+        """Apply ``run.torch_threads`` and torch's deterministic algorithms: without them
+        some multi-threaded CPU kernels add in an order that varies from run to run, and
+        on a GPU the backward of the network's gathers adds with atomics. For a CUDA
+        learner ``CUBLAS_WORKSPACE_CONFIG`` is set first (unless the user set it), as
+        deterministic cuBLAS requires. Process-wide, as torch's thread count is."""
         import os
 
         import torch
@@ -233,167 +406,255 @@ class TrainConfig:
         torch.use_deterministic_algorithms(True, warn_only=True)
 
     def threads(self) -> int:
-        """``torch_threads`` resolved (0 = the CPU cores this process may use)."""
+        """``run.torch_threads`` resolved (0 = the CPU cores this process may use)."""
         import os
 
-        if self.torch_threads:
-            return self.torch_threads
+        if self.run.torch_threads:
+            return self.run.torch_threads
         return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
             else (os.cpu_count() or 1)
 
 
-FIELDS = {f.name: f for f in dataclasses.fields(TrainConfig)}
-
-
-def _type_name(t: Any) -> str:
-    return {int: "an integer", float: "a number", bool: "true or false", str: "a string",
-            dict: "a mapping", list: "a list"}[t]
-
-
-def _field_type(name: str) -> type:
-    t = FIELDS[name].type
-    return {"int": int, "float": float, "bool": bool, "str": str, "dict": dict,
-            "list": list}[t if isinstance(t, str) else t.__name__]
-
-
-def _check_type(name: str, value: Any) -> Any:
-    t = _field_type(name)
-    ok = (isinstance(value, bool) if t is bool
-          else isinstance(value, int) and not isinstance(value, bool) if t is int
-          else isinstance(value, (int, float)) and not isinstance(value, bool) if t is float
-          else isinstance(value, t))
-    if not ok:
-        raise ConfigError(f"config key {name!r} must be {_type_name(t)}, got {value!r} "
-                          f"({type(value).__name__}); {FIELDS[name].metadata['help']}")
-    return float(value) if t is float else value
-
-
 def search_values_file(path: str) -> Path:
-    """The search-values file ``distill_search_values`` names: the file, or the
+    """The search-values file ``distill.search_values`` names: the file, or the
     ``search_values.npz`` of a run directory."""
     p = Path(path)
     return p / "search_values.npz" if p.is_dir() else p
 
 
-def validate(cfg: TrainConfig) -> None:
-    for name, f in FIELDS.items():
-        value = _check_type(name, getattr(cfg, name))
-        object.__setattr__(cfg, name, value)
-        m = f.metadata
-        if m["choices"] is not None and value not in m["choices"]:
-            raise ConfigError(f"config key {name!r} must be one of "
-                              f"{', '.join(map(repr, m['choices']))}, got {value!r}")
-        if isinstance(value, (int, float)) and not isinstance(value, bool):
-            if isinstance(value, float) and not math.isfinite(value):
-                raise ConfigError(f"config key {name!r} must be finite, got {value!r}")
-            lo, hi = m["lo"], m["hi"]
-            bad_lo = lo is not None and (value <= lo if m["lo_open"] else value < lo)
-            bad_hi = hi is not None and value > hi
-            if bad_lo or bad_hi:
-                rng = (("(" if m["lo_open"] else "[") + (str(lo) if lo is not None else "-inf")
-                       + ", " + (str(hi) if hi is not None else "inf") + "]")
-                raise ConfigError(f"config key {name!r} = {value!r} is out of range: "
-                                  f"allowed {rng}; {m['help']}")
-    # structured keys
-    if not NAME_RE.fullmatch(cfg.name):
-        raise ConfigError(f"config key 'name' = {cfg.name!r} must be a plain folder name: "
-                          f"letters, digits and _ . + - (at most 100, starting with a letter "
-                          f"or digit), no '/' or '..'")
-    if not cfg.runs_dir.strip() or "\0" in cfg.runs_dir:
-        raise ConfigError(f"config key 'runs_dir' must name a folder, got {cfg.runs_dir!r}")
+def _needs_two_player_points(cfg: StageConfig, what: str, why: str) -> None:
+    r = cfg.rollouts
+    if cfg.rules.players != 2 or r.reward != "points" or r.episode != "hand":
+        raise ConfigError(f"{what} needs rules.players: 2, rollouts.reward: points and "
+                          f"rollouts.episode: hand ({why}); got players={cfg.rules.players}, "
+                          f"reward={r.reward!r}, episode={r.episode!r}")
+
+
+def validate(cfg: StageConfig) -> None:
+    """What holds across sections (each value was checked when its section was made)."""
+    for name, cls in SECTIONS.items():
+        if not isinstance(getattr(cfg, name), cls):
+            setattr(cfg, name, make_section(name, getattr(cfg, name) or {}))
+    if not NAME_RE.fullmatch(cfg.run.name):
+        raise ConfigError(f"config key 'run.name' = {cfg.run.name!r} must be a plain folder "
+                          f"name: letters, digits and _ . + - (at most 100, starting with a "
+                          f"letter or digit), no '/' or '..'")
+    if not NAME_RE.fullmatch(str(cfg.name)):
+        raise ConfigError(f"stage name {cfg.name!r} must be a plain folder name: letters, "
+                          f"digits and _ . + - (at most 100, starting with a letter or digit)")
+    if cfg.kind not in STAGE_KINDS:
+        raise ConfigError(f"config key 'kind' must be one of {', '.join(map(repr, STAGE_KINDS))}"
+                          f", got {cfg.kind!r}")
+    if not isinstance(cfg.init_from, str):
+        raise ConfigError(f"config key 'init_from' must be a string, got {cfg.init_from!r}; "
+                          f"{INIT_FROM_HELP}")
+    if not cfg.run.runs_dir.strip() or "\0" in cfg.run.runs_dir:
+        raise ConfigError(f"config key 'run.runs_dir' must name a folder, got "
+                          f"{cfg.run.runs_dir!r}")
+    _validate_opponents(cfg)
+    ev = cfg.evaluation
+    for spec in ev.opponents:
+        if not isinstance(spec, str) or not spec:
+            raise ConfigError(f"config key 'evaluation.opponents' must list agent specs, got "
+                              f"{spec!r}")
+        try:
+            check_spec(spec)
+        except ValueError as e:
+            raise ConfigError(f"config key 'evaluation.opponents': {e}") from None
+    if len(set(ev.opponents)) != len(ev.opponents):
+        raise ConfigError(f"config key 'evaluation.opponents' lists an agent twice: "
+                          f"{ev.opponents!r}")
+    if ev.every_steps and ev.best_metric not in ev.opponents:
+        raise ConfigError(f"config key 'evaluation.best_metric' = {ev.best_metric!r} must be "
+                          f"one of evaluation.opponents {ev.opponents!r}")
+    r, p = cfg.rollouts, cfg.ppo
+    if r.backend == "ray" and r.ray_workers > r.num_envs:
+        raise ConfigError(f"config key 'rollouts.ray_workers' = {r.ray_workers} exceeds "
+                          f"'rollouts.num_envs' = {r.num_envs}: every rollout worker needs "
+                          f"a game")
+    if p.ent_coef_final > p.ent_coef:
+        raise ConfigError(f"config key 'ppo.ent_coef_final' ({p.ent_coef_final}) must not "
+                          f"exceed 'ppo.ent_coef' ({p.ent_coef})")
+    if cfg.kind == "ppo" and p.endgame_coef > 0:
+        _needs_two_player_points(cfg, "config key 'ppo.endgame_coef'",
+                                 "the exact last-deal values are hand points margins, and "
+                                 "only 2-player seats know every card once the deck is empty")
+    if cfg.kind != "ppo":
+        if not cfg.init_from:
+            raise ConfigError(f"stage kind {cfg.kind!r} needs 'init_from': the policy whose "
+                              f"rollouts it learns from")
+        if r.backend != "local":
+            raise ConfigError(f"stage kind {cfg.kind!r} runs with rollouts.backend: local")
+    if cfg.kind == "last_deal":
+        _needs_two_player_points(cfg, "stage kind 'last_deal'", "the exact values are hand "
+                                 "points margins of 2-player last deals")
+        if cfg.last_deal.width % cfg.last_deal.heads:
+            raise ConfigError(f"config key 'last_deal.width' = {cfg.last_deal.width} must be a "
+                              f"multiple of 'last_deal.heads' = {cfg.last_deal.heads}")
+    if cfg.kind == "suit_distill":
+        _validate_distill(cfg.distill)
+    _validate_rules(cfg)
+    # last: what this machine lacks, once the config itself holds together
+    if r.backend == "ray" and cfg.kind == "ppo" and importlib.util.find_spec("ray") is None:
+        raise ConfigError("config key 'rollouts.backend' is 'ray' but Ray is not installed: "
+                          "pip install -e .[ray]")
+
+
+def _validate_opponents(cfg: StageConfig) -> None:
+    if not isinstance(cfg.opponents, dict):
+        raise ConfigError(f"config key 'opponents' must be a mapping of kinds or agent specs "
+                          f"to weights, got {cfg.opponents!r}; {OPPONENTS_HELP}")
     for kind in sorted(set(cfg.opponents) - set(OPPONENT_KINDS), key=str):
         try:
-            check_spec(kind)  # a baseline or any agent spec plays as a frozen opponent
+            check_spec(str(kind))  # a baseline or any agent spec plays as a frozen opponent
         except (ValueError, AttributeError) as e:
             raise ConfigError(f"config key 'opponents': {kind!r} is neither one of "
                               f"{', '.join(OPPONENT_KINDS)} nor an agent spec ({e})") from None
     for k, w in cfg.opponents.items():
-        if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0 or not math.isfinite(w):
+        if isinstance(w, bool) or not isinstance(w, (int, float)) or w < 0 \
+                or not math.isfinite(w):
             raise ConfigError(f"config key 'opponents.{k}' must be a weight >= 0, got {w!r}")
     if sum(cfg.opponents.values()) <= 0:
         raise ConfigError("config key 'opponents' needs at least one positive weight, "
                           f"got {cfg.opponents!r}")
-    for spec in cfg.eval_opponents:
-        if not isinstance(spec, str) or not spec:
-            raise ConfigError(f"config key 'eval_opponents' must list agent specs, got {spec!r}")
-        try:
-            check_spec(spec)
-        except ValueError as e:
-            raise ConfigError(f"config key 'eval_opponents': {e}") from None
-    if len(set(cfg.eval_opponents)) != len(cfg.eval_opponents):
-        raise ConfigError(f"config key 'eval_opponents' lists an agent twice: "
-                          f"{cfg.eval_opponents!r}")
-    if cfg.eval_every_steps and cfg.best_metric not in cfg.eval_opponents:
-        raise ConfigError(f"config key 'best_metric' = {cfg.best_metric!r} must be one of "
-                          f"eval_opponents {cfg.eval_opponents!r}")
-    if cfg.backend == "ray":
-        if cfg.ray_workers > cfg.num_envs:
-            raise ConfigError(f"config key 'ray_workers' = {cfg.ray_workers} exceeds 'num_envs' "
-                              f"= {cfg.num_envs}: every rollout worker needs a game")
-    if cfg.ent_coef_final > cfg.ent_coef:
-        raise ConfigError(f"config key 'ent_coef_final' ({cfg.ent_coef_final}) must not exceed "
-                          f"'ent_coef' ({cfg.ent_coef})")
-    if cfg.endgame_coef > 0 and (cfg.players != 2 or cfg.reward != "points"
-                                 or cfg.episode != "hand"):
-        raise ConfigError("config key 'endgame_coef' needs players: 2, reward: points and "
-                          "episode: hand (the exact last-deal values are hand points "
-                          "margins, and only 2-player seats know every card once the deck "
-                          f"is empty); got players={cfg.players}, reward={cfg.reward!r}, "
-                          f"episode={cfg.episode!r}")
-    if cfg.algo == "last_deal":
-        if cfg.players != 2 or cfg.reward != "points" or cfg.episode != "hand":
-            raise ConfigError("config key 'algo' = 'last_deal' needs players: 2, reward: "
-                              "points and episode: hand (the exact values are hand points "
-                              "margins of 2-player last deals); got "
-                              f"players={cfg.players}, reward={cfg.reward!r}, "
-                              f"episode={cfg.episode!r}")
-        if not cfg.init_from:
-            raise ConfigError("config key 'algo' = 'last_deal' needs 'init_from': the "
-                              "policy whose rollouts are labelled and which the scorer joins")
-        if cfg.backend != "local":
-            raise ConfigError("config key 'algo' = 'last_deal' runs with backend: local")
-        if cfg.last_deal_width % cfg.last_deal_heads:
-            raise ConfigError(f"config key 'last_deal_width' = {cfg.last_deal_width} must be "
-                              f"a multiple of 'last_deal_heads' = {cfg.last_deal_heads}")
-    if cfg.algo == "suit_distill":
-        if not cfg.init_from:
-            raise ConfigError("config key 'algo' = 'suit_distill' needs 'init_from': the "
-                              "policy whose suit-averaged scores are distilled")
-        if cfg.backend != "local":
-            raise ConfigError("config key 'algo' = 'suit_distill' runs with backend: local")
-        if cfg.distill_search_decisions and not cfg.distill_search:
-            raise ConfigError("config key 'distill_search_decisions' is "
-                              f"{cfg.distill_search_decisions} but 'distill_search' names "
-                              "no search agent")
-        if cfg.distill_search:
-            from .search_labels import search_agent
 
-            try:
-                search_agent(cfg.distill_search, 0)
-            except ValueError as e:
-                raise ConfigError(f"config key 'distill_search': {e}") from None
-        if cfg.distill_search_values:
-            if not cfg.distill_search_decisions:
-                raise ConfigError("config key 'distill_search_values' is set but "
-                                  "'distill_search_decisions' is 0: nothing is scored")
-            if not search_values_file(cfg.distill_search_values).is_file():
-                raise ConfigError(f"config key 'distill_search_values': no file "
-                                  f"{search_values_file(cfg.distill_search_values)}")
-    unknown = sorted(map(str, set(cfg.rules_options) - set(OPTION_NAMES) - {"name", "players"}))
+
+def _validate_distill(d: DistillSection) -> None:
+    if d.search_decisions and not d.search:
+        raise ConfigError(f"config key 'distill.search_decisions' is {d.search_decisions} but "
+                          "'distill.search' names no search agent")
+    if d.search:
+        from .search_labels import search_agent
+
+        try:
+            search_agent(d.search, 0)
+        except ValueError as e:
+            raise ConfigError(f"config key 'distill.search': {e}") from None
+    if d.search_values:
+        if not d.search_decisions:
+            raise ConfigError("config key 'distill.search_values' is set but "
+                              "'distill.search_decisions' is 0: nothing is scored")
+        if not search_values_file(d.search_values).is_file():
+            raise ConfigError(f"config key 'distill.search_values': no file "
+                              f"{search_values_file(d.search_values)}")
+
+
+def _validate_rules(cfg: StageConfig) -> None:
+    options = cfg.rules.options
+    unknown = sorted(map(str, set(options) - set(OPTION_NAMES) - {"name", "players"}))
     if unknown:
-        raise ConfigError(f"config key 'rules_options' has unknown rules option(s) "
+        raise ConfigError(f"config key 'rules.options' has unknown rules option(s) "
                           f"{', '.join(unknown)}; allowed: {', '.join(OPTION_NAMES[2:])}")
-    if "players" in cfg.rules_options or "name" in cfg.rules_options:
-        raise ConfigError("config key 'rules_options' must not hold 'players' or 'name': "
-                          "use the top-level keys 'players' and 'rules'")
+    if "players" in options or "name" in options:
+        raise ConfigError("config key 'rules.options' must not hold 'players' or 'name': use "
+                          "rules.players and rules.name")
     try:
         cfg.make_rules()
     except (ValueError, TypeError) as e:
-        raise ConfigError(f"config keys 'rules'/'players'/'rules_options': {e}") from None
-    # last: what this machine lacks, once the config itself holds together
-    if cfg.backend == "ray" and importlib.util.find_spec("ray") is None:
-        raise ConfigError("config key 'backend' is 'ray' but Ray is not installed: "
-                          "pip install -e .[ray]")
+        raise ConfigError(f"config keys 'rules.name'/'rules.players'/'rules.options': {e}"
+                          ) from None
+
+
+# -- from mappings: stages and recipes -------------------------------------------------
+def _old_keys(keys: Any, source: str) -> None:
+    """One line per key of the old flat layout, naming its new place."""
+    old = [k for k in keys if k in OLD_KEYS and k not in SECTIONS and k not in STAGE_KEYS]
+    if old:
+        raise ConfigError("\n".join(
+            f"{source}: config key {k!r} is from the old flat layout; it is now "
+            + (OLD_KEYS[k] if OLD_KEYS[k].startswith("(") else repr(OLD_KEYS[k]))
+            for k in old))
+
+
+def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
+    """``over`` onto ``base``: sections key by key; ``opponents`` and lists whole."""
+    out = copy.deepcopy(base)
+    for k, v in over.items():
+        if k in SECTIONS and isinstance(v, dict) and isinstance(out.get(k), dict):
+            merged = dict(out[k])
+            merged.update(copy.deepcopy(v))
+            out[k] = merged
+        else:
+            out[k] = copy.deepcopy(v)
+    return out
+
+
+def stage_from_dict(data: Any, source: str = "config") -> StageConfig:
+    """A stage from a mapping of its keys and sections (a checkpoint's saved config)."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source} must be a mapping of keys to values, got "
+                          f"{type(data).__name__}")
+    _old_keys(data, source)
+    unknown = sorted(map(str, set(data) - set(SECTIONS) - set(STAGE_KEYS)))
+    if unknown:
+        raise ConfigError(f"unknown config key(s) {', '.join(map(repr, unknown))} in {source}; "
+                          f"allowed: {', '.join([*STAGE_KEYS, *SECTIONS])}")
+    kwargs = {k: make_section(k, v) if k in SECTIONS else v for k, v in data.items()}
+    return StageConfig(**kwargs)
+
+
+@dataclass
+class Recipe:
+    """A config file resolved: its stages in order. ``staged``: written as ``stages:``
+    (each stage in a subfolder of the run), else one stage in the run folder itself."""
+
+    data: dict[str, Any]  # the file's mapping after --set: what a resume compares
+    stages: list[StageConfig]
+    staged: bool
+
+    @property
+    def run(self) -> RunSection:
+        return self.stages[0].run
+
+    def digest(self) -> str:
+        return config_digest(self.data)
+
+
+def config_digest(data: dict[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
+
+
+def recipe_from_dict(data: Any, source: str = "config") -> Recipe:
+    """The stages of a config mapping: ``stages:`` merged over the top-level sections,
+    each starting from the previous stage's policy unless it sets ``init_from``."""
+    if not isinstance(data, dict):
+        raise ConfigError(f"{source} must be a mapping of keys to values, got "
+                          f"{type(data).__name__}")
+    if "stages" not in data:
+        return Recipe(data, [stage_from_dict(_single(data), source)], staged=False)
+    stages = data["stages"]
+    if not isinstance(stages, list) or not stages:
+        raise ConfigError(f"config key 'stages' in {source} must be a non-empty list of "
+                          f"stages, each a mapping with 'name' and 'kind'")
+    top = {k: v for k, v in data.items() if k != "stages"}
+    for k in ("kind", "init_from", "name"):
+        if k in top:
+            raise ConfigError(f"config key {k!r} in {source} belongs to each stage when the "
+                              f"config lists 'stages'")
+    out: list[StageConfig] = []
+    for i, entry in enumerate(stages, 1):
+        if not isinstance(entry, dict) or "name" not in entry or "kind" not in entry:
+            raise ConfigError(f"stage {i} in {source} must be a mapping with 'name' and 'kind' "
+                              f"(and any sections to change), got {entry!r}")
+        where = f"{source}, stage {entry['name']!r}"
+        if entry["name"] in (s.name for s in out):
+            raise ConfigError(f"{where}: two stages have this name")
+        merged = _merge(top, entry)
+        if i > 1 and "init_from" not in entry:
+            merged["init_from"] = PREVIOUS  # the recipe runner sets the previous policy
+        try:
+            out.append(stage_from_dict(merged, where))
+        except ConfigError as e:
+            msg = str(e)
+            raise ConfigError(msg if msg.startswith(where) else f"{where}: {msg}") from None
+    return Recipe(data, out, staged=True)
+
+
+def _single(data: dict[str, Any]) -> dict[str, Any]:
+    """A config without ``stages``: one stage named after the run."""
+    run = data.get("run", {})
+    name = run.get("name", RunSection.name) if isinstance(run, dict) else RunSection.name
+    return {"name": name, **data}
 
 
 def _yaml_value(item: str, raw: str) -> Any:
@@ -404,108 +665,126 @@ def _yaml_value(item: str, raw: str) -> Any:
                           f"({' '.join(str(e).split()) or type(e).__name__})") from None
 
 
-def parse_value(name: str, raw: str) -> Any:
-    """A ``--set key=value`` value, parsed as YAML (``0.1``, ``true``, ``[a, b]``,
-    ``{self: 1}``); strings stay strings."""
-    value = _yaml_value(f"{name}={raw}", raw)
-    t = _field_type(name)
-    if t is str and not isinstance(value, str):
-        value = raw
-    return _coerce_float(name, value)
-
-
 def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
-    """Apply ``key=value`` strings (``opponents.greedy=0.3`` sets one mapping entry)."""
-    data = dict(data)
+    """``KEY=VALUE`` strings onto a config mapping. KEY is ``section.key``
+    (``ppo.learning_rate=1e-3``), ``opponents.KIND`` (one weight), ``kind`` or
+    ``init_from``, or any of these after a stage's name (``finetune.ppo.gamma=0.99``).
+    Values parse as YAML; a string key keeps the text as given."""
+    data = copy.deepcopy(data)
+    stage_names = [s.get("name") for s in data.get("stages", []) if isinstance(s, dict)]
     for item in overrides:
         if "=" not in item:
             raise ConfigError(f"--set {item!r} must look like key=value")
         key, raw = (s.strip() for s in item.split("=", 1))
-        top, _, sub = key.partition(".")
-        if top not in FIELDS:
-            raise ConfigError(f"unknown config key {top!r} in --set {item}; "
-                              f"allowed keys: {', '.join(FIELDS)}")
-        if sub:
-            if _field_type(top) is not dict:
-                raise ConfigError(f"config key {top!r} is not a mapping: use --set {top}=VALUE")
-            current = data.get(top, getattr(TrainConfig(), top))
+        parts = key.split(".")
+        target = data
+        if parts[0] in stage_names and len(parts) > 1:
+            target = data["stages"][stage_names.index(parts[0])]
+            parts = parts[1:]
+        head = parts[0]
+        if head in OLD_KEYS and head not in SECTIONS and head not in STAGE_KEYS:
+            raise ConfigError(f"--set {item}: {head!r} is from the old flat layout; it is now "
+                              f"{OLD_KEYS[head]!r}")
+        if head in SECTIONS:
+            fields = {f.name: f for f in dataclasses.fields(SECTIONS[head])}
+            if len(parts) != 2:
+                raise ConfigError(f"--set {item}: give {head}.KEY=VALUE (keys: "
+                                  f"{', '.join(fields)})")
+            if parts[1] not in fields:
+                raise ConfigError(f"unknown config key '{head}.{parts[1]}' in --set {item}; "
+                                  f"section {head!r} has: {', '.join(fields)}")
+            value = _yaml_value(item, raw)
+            if _type_of(fields[parts[1]]) is str and not isinstance(value, str):
+                value = raw
+            section = target.setdefault(head, {})
+            if not isinstance(section, dict):
+                raise ConfigError(f"config section {head!r} must be a mapping, got {section!r}")
+            section[parts[1]] = value
+        elif head == "opponents" and len(parts) > 1:
+            current = target.get("opponents", dict(DEFAULT_OPPONENTS))
             if not isinstance(current, dict):
-                raise ConfigError(f"config key {top!r} must be a mapping, got {current!r}")
-            data[top] = {**current, sub: _yaml_value(item, raw)}
+                raise ConfigError(f"config key 'opponents' must be a mapping, got {current!r}")
+            target["opponents"] = {**current, ".".join(parts[1:]): _yaml_value(item, raw)}
+        elif head in STAGE_KEYS and len(parts) == 1 and head != "name":
+            value = _yaml_value(item, raw)
+            target[head] = raw if head != "opponents" and not isinstance(value, str) else value
         else:
-            data[top] = parse_value(top, raw)
+            raise ConfigError(f"unknown config key {key!r} in --set {item}; give SECTION.KEY "
+                              f"(sections: {', '.join(SECTIONS)}), opponents.KIND, kind or "
+                              f"init_from" + (f", after a stage name ({', '.join(stage_names)})"
+                                              if stage_names else ""))
     return data
 
 
-def config_from_dict(data: dict[str, Any], source: str = "config") -> TrainConfig:
-    if not isinstance(data, dict):
-        raise ConfigError(f"{source} must be a mapping of keys to values, got "
-                          f"{type(data).__name__}")
-    unknown = sorted(map(repr, set(data) - set(FIELDS)))
-    if unknown:
-        raise ConfigError(f"unknown config key(s) {', '.join(unknown)} in {source}; "
-                          f"allowed keys: {', '.join(FIELDS)}")
-    data = {name: _coerce_float(name, value) for name, value in data.items()}
-    return TrainConfig(**data)
+def read_config_file(path: str | Path) -> dict[str, Any]:
+    """A config file's mapping; ``ConfigError`` naming the file when it cannot be read."""
+    p = Path(path)
+    if not p.exists():
+        raise ConfigError(f"config file {str(p)!r} does not exist")
+    if not p.is_file():
+        raise ConfigError(f"config file {str(p)!r} is not a file")
+    try:
+        raw = p.read_bytes()
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw[:e.start].count(b"\n") + 1
+        raise ConfigError(f"config file {str(p)!r} is not UTF-8 text (line {line})") from None
+    except OSError as e:
+        raise ConfigError(f"config file {str(p)!r} cannot be read: {e.strerror}") from None
+    try:
+        loaded = yaml.safe_load(text) or {}
+    except yaml.YAMLError as e:
+        raise ConfigError(f"config file {str(p)!r} is not valid YAML: "
+                          f"{' '.join(str(e).split())}") from None
+    except RecursionError:
+        raise ConfigError(f"config file {str(p)!r} is nested too deeply") from None
+    if not isinstance(loaded, dict):
+        raise ConfigError(f"config file {str(p)!r} must be a mapping of keys to values")
+    return loaded
 
 
-def _coerce_float(name: str, value: Any) -> Any:
-    """Integers and YAML 1.1's unparsed exponents (``1e-3``) for float keys."""
-    if _field_type(name) is not float or isinstance(value, bool):
-        return value
-    if isinstance(value, int):
-        return float(value)
-    if isinstance(value, str):
-        try:
-            return float(value)
-        except ValueError:
-            return value
-    return value
-
-
-def load_config(path: str | Path | None, overrides: list[str] | None = None,
-                base: dict[str, Any] | None = None) -> TrainConfig:
-    """YAML file (or ``base`` dict) + ``key=value`` overrides -> validated config."""
+def load_recipe(path: str | Path | None, overrides: list[str] | None = None,
+                base: dict[str, Any] | None = None) -> Recipe:
+    """YAML file (over ``base``) + ``--set`` overrides -> every stage, validated."""
     data: dict[str, Any] = dict(base or {})
     source = "config"
     if path is not None:
-        p = Path(path)
-        if not p.exists():
-            raise ConfigError(f"config file {str(p)!r} does not exist")
-        if not p.is_file():
-            raise ConfigError(f"config file {str(p)!r} is not a file")
-        try:
-            text = p.read_bytes().decode("utf-8")
-        except UnicodeDecodeError as e:
-            line = p.read_bytes()[:e.start].count(b"\n") + 1
-            raise ConfigError(f"config file {str(p)!r} is not UTF-8 text (line {line})"
-                              ) from None
-        except OSError as e:
-            raise ConfigError(f"config file {str(p)!r} cannot be read: {e.strerror}") from None
-        try:
-            loaded = yaml.safe_load(text) or {}
-        except yaml.YAMLError as e:
-            raise ConfigError(f"config file {str(p)!r} is not valid YAML: "
-                              f"{' '.join(str(e).split())}") from None
-        except RecursionError:
-            raise ConfigError(f"config file {str(p)!r} is nested too deeply") from None
-        if not isinstance(loaded, dict):
-            raise ConfigError(f"config file {str(p)!r} must be a mapping of keys to values")
-        data.update(loaded)
-        source = str(p)
-    data = apply_overrides(data, overrides or [])
-    return config_from_dict(data, source)
+        data = _merge(data, read_config_file(path))
+        source = str(path)
+    return recipe_from_dict(apply_overrides(data, overrides or []), source)
+
+
+def load_config(path: str | Path | None, overrides: list[str] | None = None,
+                base: dict[str, Any] | None = None) -> StageConfig:
+    """The one stage of a config without ``stages:`` (for tools that train one stage)."""
+    recipe = load_recipe(path, overrides, base)
+    if recipe.staged:
+        raise ConfigError(f"config file {str(path)!r} lists stages; this command trains one "
+                          f"stage: use train.py --config for a recipe")
+    return recipe.stages[0]
 
 
 def describe() -> str:
-    """One line per key: name, type, default, allowed values, help (for --help-config)."""
-    lines = []
-    defaults = TrainConfig()
-    for name, f in FIELDS.items():
-        m = f.metadata
-        allowed = (f" one of {list(m['choices'])}" if m["choices"] else
-                   f" range {'(' if m['lo_open'] else '['}{m['lo']}, {m['hi']}]"
-                   if m["lo"] is not None or m["hi"] is not None else "")
-        lines.append(f"{name} ({_field_type(name).__name__}, default "
-                     f"{getattr(defaults, name)!r}{';' if allowed else ''}{allowed}): {m['help']}")
+    """Every key by section: type, default, allowed values, help (``--help-config``)."""
+    lines = [
+        "Top-level keys (or each stage's, in a recipe's `stages:` list):",
+        f"  kind (str, default 'ppo'; one of {list(STAGE_KINDS)}): what the stage trains: "
+        "'ppo' self-play PPO; 'last_deal' fits a last-deal scorer to exact values; "
+        "'suit_distill' fits the network to its suit-averaged self (and search labels)",
+        f"  init_from (str, default ''): {INIT_FROM_HELP}",
+        f"  opponents (mapping, default {DEFAULT_OPPONENTS}): {OPPONENTS_HELP}",
+        "  stages (list): a recipe: each stage a mapping with name, kind, optional "
+        "init_from and any sections to change",
+    ]
+    for name, cls in SECTIONS.items():
+        lines.append(f"\n{name}:")
+        defaults = cls()
+        for f in dataclasses.fields(cls):
+            m = f.metadata
+            allowed = (f" one of {list(m['choices'])}" if m["choices"] else
+                       f" range {_range(m)}" if m["lo"] is not None or m["hi"] is not None
+                       else "")
+            lines.append(f"  {f.name} ({_type_of(f).__name__}, default "
+                         f"{getattr(defaults, f.name)!r}{';' if allowed else ''}{allowed}): "
+                         f"{m['help']}")
     return "\n".join(lines)

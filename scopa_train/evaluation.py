@@ -80,21 +80,23 @@ class PolicyFactory:
 
     spec = "current-policy"
 
-    def __init__(self, net: PolicyNet) -> None:
-        self.net = net
+    def __init__(self, net: PolicyNet, last_deal: Any = None) -> None:
+        self.net, self.last_deal = net, last_deal
 
     def __call__(self, seed: int) -> Any:
         from scopa_policy.agent import PolicyAgent
 
-        return PolicyAgent(self.net, spec=self.spec, seed=seed)
+        return PolicyAgent(self.net, spec=self.spec, seed=seed, last_deal=self.last_deal)
 
 
 def evaluate_policy(net: PolicyNet, opponents: list[str], *, hands: int, seed: int,
                     rules: str, players: int, options: dict[str, Any],
-                    anchors: dict[str, float], status: Status | None = None) -> dict[str, Any]:
-    """Margins (with 95% intervals) against each opponent and the fitted rating.
-    ``status(text)`` is told which opponent is being played and how far it is."""
-    agent = PolicyFactory(net)
+                    anchors: dict[str, float], status: Status | None = None,
+                    last_deal: Any = None) -> dict[str, Any]:
+    """Margins (with 95% intervals) against each opponent and the fitted rating of the
+    policy ``net`` (with its last-deal scorer ``last_deal``, if any). ``status(text)`` is
+    told which opponent is being played and how far it is."""
+    agent = PolicyFactory(net, last_deal)
     out: dict[str, Any] = {"margins": {}}
     rated = []
     for spec in opponents:

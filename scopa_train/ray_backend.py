@@ -33,8 +33,8 @@ from agents.ray_eval import RayBackendError, connect, unwrap
 from scopa_env.play import derive_seed
 from scopa_policy.network import NetConfig, PolicyNet
 
-from .config import ConfigError, TrainConfig
-from .rollout import Batch, BatchedBaseline, RolloutCollector, RolloutStats
+from .config import ConfigError, StageConfig
+from .rollout import Batch, BatchedBaseline, RolloutCollector, RolloutStats, make_teacher
 
 MAX_REPLACEMENTS = 3  # worker deaths tolerated per rollout
 START_TIMEOUT_S = 300.0  # workers that have not started by then: the cluster is too busy
@@ -49,18 +49,12 @@ class RolloutWorker:
     """One rollout worker (a Ray actor; a plain object in tests): its own vector env
     of ``games`` games and CPU copies of the networks it is sent."""
 
-    def __init__(self, cfg: TrainConfig, games: int, make_baseline: Any,
+    def __init__(self, cfg: StageConfig, games: int, make_baseline: Any,
                  batched: BatchedBaseline | None) -> None:
-        from scopa_env.vector import VectorScopaEnv
-
         torch.set_num_threads(1)  # one CPU per worker
-        self.env = VectorScopaEnv(games, rules=cfg.rules, reward=cfg.reward,
-                                  episode=cfg.episode, seed=cfg.seed, records=False,
-                                  **cfg.rules_kwargs)
-        from .trainer import make_teacher
-
-        self.collector = RolloutCollector(self.env, cfg.reward_scale, make_baseline, batched,
-                                          teacher=make_teacher(cfg))
+        self.env = cfg.make_env(games)
+        self.collector = RolloutCollector(self.env, cfg.ppo.reward_scale, make_baseline,
+                                          batched, teacher=make_teacher(cfg))
         self.nets: dict[str, PolicyNet] = {}
 
     def pid(self) -> int:
@@ -124,29 +118,30 @@ def _cpu_weights(net: PolicyNet) -> dict[str, torch.Tensor]:
 
 
 class RayRolloutCollector:
-    """``RolloutCollector``'s interface over ``cfg.ray_workers`` Ray actors.
+    """``RolloutCollector``'s interface over ``rollouts.ray_workers`` Ray actors.
 
     ``worker_cls`` is the worker's class (``RolloutWorker``; tests pass one that dies);
     ``log`` hears about replaced workers."""
 
-    def __init__(self, cfg: TrainConfig, make_baseline: Any,
+    def __init__(self, cfg: StageConfig, make_baseline: Any,
                  batched: BatchedBaseline | None = None, *,
                  worker_cls: type = RolloutWorker, log: Callable[[str], None] = print) -> None:
-        self.ray = ray = connect(cfg.ray_address)
+        r = cfg.rollouts
+        self.ray = ray = connect(r.ray_address)
         self.cfg, self.log = cfg, log
-        self.blocks = np.array_split(np.arange(cfg.num_envs), cfg.ray_workers)
+        self.blocks = np.array_split(np.arange(r.num_envs), r.ray_workers)
         cpus = ray.cluster_resources().get("CPU", 0)
-        if cpus < cfg.ray_workers:
-            raise ConfigError(f"config key 'ray_workers' = {cfg.ray_workers}: the Ray cluster "
-                              f"has {cpus:g} CPU(s), one per rollout worker is needed")
+        if cpus < r.ray_workers:
+            raise ConfigError(f"config key 'rollouts.ray_workers' = {r.ray_workers}: the Ray "
+                              f"cluster has {cpus:g} CPU(s), one per rollout worker is needed")
         self._remote = ray.remote(num_cpus=1, max_restarts=0)(worker_cls)
         self._args = (cfg, make_baseline, batched)
-        self.actors = [self._start(w) for w in range(cfg.ray_workers)]
+        self.actors = [self._start(w) for w in range(r.ray_workers)]
         self.replaced = 0  # workers replaced over the run
         try:
             ray.get([a.pid.remote() for a in self.actors], timeout=START_TIMEOUT_S)
         except ray.exceptions.GetTimeoutError:
-            raise RayBackendError(f"the {cfg.ray_workers} rollout workers did not all start "
+            raise RayBackendError(f"the {r.ray_workers} rollout workers did not all start "
                                   f"within {START_TIMEOUT_S:.0f} s: is the Ray cluster busy?"
                                   ) from None
 

@@ -64,7 +64,8 @@ def plot_curve(run_dir: Path, out: Path, opponents: tuple[str, ...] | None = Non
     import yaml
     cfg_file = Path(run_dir) / "config.yaml"
     cfg = yaml.safe_load(cfg_file.read_text()) if cfg_file.is_file() else {}
-    what = f"config {cfg.get('name', '?')}, {cfg.get('players', 2)} players"
+    run, rules = cfg.get("run") or {}, cfg.get("rules") or {}
+    what = f"run {run.get('name', '?')}, {rules.get('players', 2)} players"
     stage = f" (from minute {after_minutes:.0f}: an earlier stage)" if after_minutes else ""
     ax.set_title(f"{what}{stage}: margin, {hands} paired hands, 95% CI", fontsize=9)
     ax.legend()
@@ -186,10 +187,10 @@ def throughput(run_dir: Path) -> dict[str, float]:
     ea.Reload()
     out = {}
     for tag in ("charts/env_steps_per_second", "charts/learner_samples_per_second",
-                "charts/wall_minutes"):
+                "charts/wall_minutes", "charts/env_steps"):
         vals = [s.value for s in ea.Scalars(tag)]
-        out[tag] = float(np.median(vals)) if tag != "charts/wall_minutes" else vals[-1]
-    steps = ea.Scalars("charts/wall_minutes")[-1].step
+        out[tag] = float(np.median(vals)) if tag.endswith("per_second") else vals[-1]
+    steps = out.pop("charts/env_steps")
     out["env_steps_total"] = steps
     out["overall_env_steps_per_second"] = steps / (out["charts/wall_minutes"] * 60)
     return out

@@ -18,6 +18,7 @@ whole number of hands, so nothing is left open.
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -410,3 +411,32 @@ def sample_opponents(rng: np.random.Generator, weights: dict[str, float], n: int
     picks = rng.choice(len(kinds), size=n, p=w / w.sum())
     return [kinds[j] for j in picks]
 
+
+
+def rollout_length(cfg: Any) -> int:
+    """Moves per game per rollout of a stage config: ``rollouts.rollout_steps``, rounded
+    up to whole hands with one-hand episodes (every hand of a rule set has exactly
+    40 - table_size moves)."""
+    r = cfg.rollouts
+    if r.episode != "hand":
+        return r.rollout_steps
+    per_hand = 40 - cfg.make_rules().table_size
+    return per_hand * max(1, math.ceil(r.rollout_steps / per_hand))
+
+
+def batched_baseline(kind: str, env: Any, games: np.ndarray, rng: np.random.Generator
+                     ) -> np.ndarray | None:
+    """Baseline moves as array code over the vector env (``agents.batched``), or None
+    for a kind without a batched form (then per-game agents play)."""
+    from agents.batched import BATCHED, batched_actions
+
+    return batched_actions(kind, env, games, rng) if kind in BATCHED else None
+
+
+def make_teacher(cfg: Any) -> Teacher | None:
+    """The exact last-deal teacher of a stage config when ``ppo.endgame_coef`` > 0."""
+    if cfg.kind != "ppo" or cfg.ppo.endgame_coef <= 0:
+        return None
+    from agents.endgame import EndgameSolver
+
+    return EndgameSolver(cfg.make_rules())

@@ -33,9 +33,9 @@ from scopa_env.cards import FULL_DECK
 from scopa_env.game import GameState
 from scopa_env.records import RecordError, append_records, check_appendable, iter_records
 from scopa_policy.checkpoint import clean_stale_temps, save_atomic
-from scopa_train import trainer
+from scopa_train import recipe as trainer
 from scopa_train.cli import main as train
-from scopa_train.config import ConfigError, TrainConfig, load_config
+from scopa_train.config import OLD_KEYS, SECTIONS, STAGE_KEYS, ConfigError, StageConfig, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "data" / "golden-records.jsonl"
@@ -406,29 +406,32 @@ def test_the_environment_refuses_calls_out_of_turn_clearly() -> None:
 
 # -- train.py / scopa train --------------------------------------------------------------
 def _smoke(tmp_path: Path, *more: str) -> list[str]:
-    return ["--config", str(SMOKE), "--no-progress", "--set", f"runs_dir={tmp_path / 'runs'}",
+    return ["--config", str(SMOKE), "--no-progress",
+            "--set", f"run.runs_dir={tmp_path / 'runs'}",
             *(x for m in more for x in ("--set", m))]
 
 
 @pytest.mark.parametrize("sets, words", [
-    (["eval_opponents=[random, nobody]"], ["'eval_opponents'", "unknown agent 'nobody'"]),
-    (["eval_opponents=[random, 'pimc:worlds=0']"], ["'eval_opponents'", "at least 1"]),
-    (["eval_opponents=[random, random]"], ["'eval_opponents'", "twice"]),
-    (["eval_opponents=[random, 'ckpt:no/such.pt']"], ["'eval_opponents'", "does not exist"]),
-    (["name=../../escaped"], ["'name'", "plain folder name"]),
-    (["name=a/b"], ["'name'", "plain folder name"]),
-    (["seed=100000000000000000000"], ["'seed'", "out of range"]),
+    (["evaluation.opponents=[random, nobody]"],
+     ["'evaluation.opponents'", "unknown agent 'nobody'"]),
+    (["evaluation.opponents=[random, 'pimc:worlds=0']"], ["'evaluation.opponents'", "at least 1"]),
+    (["evaluation.opponents=[random, random]"], ["'evaluation.opponents'", "twice"]),
+    (["evaluation.opponents=[random, 'ckpt:no/such.pt']"],
+     ["'evaluation.opponents'", "does not exist"]),
+    (["run.name=../../escaped"], ["'run.name'", "plain folder name"]),
+    (["run.name=a/b"], ["'run.name'", "plain folder name"]),
+    (["run.seed=100000000000000000000"], ["'run.seed'", "out of range"]),
     (["opponents.greedy=[1"], ["opponents.greedy=[1", "cannot parse"]),
     (["opponents=5", "opponents.greedy=1"], ["'opponents' must be a mapping"]),
-    (["rules_options={1: 2}"], ["'rules_options'", "unknown rules option"]),
-    (["rules_options={primiera_table: [1]}"], ["'rules_options'"]),
+    (["rules.options={1: 2}"], ["'rules.options'", "unknown rules option"]),
+    (["rules.options={primiera_table: [1]}"], ["'rules.options'"]),
     (["warp=9"], ["unknown config key 'warp'"]),
-    (["endgame_coef=1", "players=4"], ["'endgame_coef'", "players: 2"]),
-    (["endgame_coef=1", "episode=match"], ["'endgame_coef'", "episode: hand"]),
-    (["endgame_coef=-1"], ["'endgame_coef'", "out of range"]),
+    (["ppo.endgame_coef=1", "rules.players=4"], ["'ppo.endgame_coef'", "players: 2"]),
+    (["ppo.endgame_coef=1", "rollouts.episode=match"], ["'ppo.endgame_coef'", "episode: hand"]),
+    (["ppo.endgame_coef=-1"], ["'ppo.endgame_coef'", "out of range"]),
     (["init_from=no/such.pt"], ["no/such.pt", "does not exist"]),
     (["init_from=pretrained"], ["'init_from'", "shape", "'hidden_size': 256"]),
-    (["init_from=pretrained", "rules=scopone_scientifico", "players=4"],
+    (["init_from=pretrained", "rules.name=scopone_scientifico", "rules.players=4"],
      ["has no weights for scopone_scientifico"]),
 ])
 def test_train_config_is_checked_before_the_run(tmp_path: Path,
@@ -442,16 +445,24 @@ def test_train_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     bad = tmp_path / "c.yaml"
     bad.write_bytes(b"seed: 1\nname: caf\xe9\n")
     one_line(capsys, train(["--config", str(bad)]), str(bad), "not UTF-8", "line 2")
-    bad.write_text("eval_opponents: [random, nobody]\nbest_metric: random\n")
+    bad.write_text("evaluation: {opponents: [random, nobody], best_metric: random}\n")
     one_line(capsys, train(["--config", str(bad)]), "unknown agent 'nobody'")
+    # a config of the old flat layout: one line per key, naming its new place
+    bad.write_text("eval_opponents: [random]\nlearning_rate: 0.1\nrun: {seed: 2}\n")
+    assert train(["--config", str(bad)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert err == [f"train: error: {bad}: config key 'eval_opponents' is from the old flat "
+                   f"layout; it is now 'evaluation.opponents'",
+                   f"train: error: {bad}: config key 'learning_rate' is from the old flat "
+                   f"layout; it is now 'ppo.learning_rate'"]
     one_line(capsys, train(["--config", str(tmp_path)]), "is not a file")
     one_line(capsys, train([]), "give --config")
     one_line(capsys, train(["--config", str(SMOKE), "--resume", str(tmp_path)]), "--resume")
     one_line(capsys, train(["--bogus"]), "unrecognized arguments: --bogus")
     a_file = tmp_path / "runs"
     a_file.write_text("")
-    one_line(capsys, train(["--config", str(SMOKE), "--set", f"runs_dir={a_file}"]),
-             "'runs_dir'", "is a file")
+    one_line(capsys, train(["--config", str(SMOKE), "--set", f"run.runs_dir={a_file}"]),
+             "'run.runs_dir'", "is a file")
     one_line(capsys, train(["--resume", str(tmp_path / "nothing")]), "does not exist")
 
 
@@ -462,10 +473,10 @@ class Evil:
         return (os.system, ("echo unpickled >&2",))
 
 
-def _tiny(tmp_path: Path) -> TrainConfig:
-    return load_config(SMOKE, [f"runs_dir={tmp_path / 'runs'}", "eval_every_steps=0",
-                               "checkpoint_every_steps=0", "total_env_steps=576",
-                               "num_envs=8"])
+def _tiny(tmp_path: Path) -> StageConfig:
+    return load_config(SMOKE, [f"run.runs_dir={tmp_path / 'runs'}", "evaluation.every_steps=0",
+                               "checkpoints.every_steps=0", "ppo.total_env_steps=576",
+                               "rollouts.num_envs=8"])
 
 
 def test_resume_refusals_change_nothing_and_stale_temps_are_cleaned(
@@ -474,7 +485,7 @@ def test_resume_refusals_change_nothing_and_stale_temps_are_cleaned(
     run = Path(trainer.start(_tiny(tmp_path), progress=False, log=quiet)["run_dir"])
     config = (run / "config.yaml").read_text()
     # an override that does not fit the saved network: refused, the run is untouched
-    one_line(capsys, train(["--resume", str(run), "--set", "hidden_size=64"]),
+    one_line(capsys, train(["--resume", str(run), "--set", "network.hidden_size=64"]),
              "does not fit this config's network")
     assert (run / "config.yaml").read_text() == config
     # a checkpoint outside a run directory: refused, nothing written next to it
@@ -550,8 +561,8 @@ def test_ctrl_c_as_the_temp_file_appears_leaves_no_temp_file(
 
 
 def test_second_ctrl_c_in_training_is_one_line(tmp_path: Path) -> None:
-    cmd = [sys.executable, str(ROOT / "train.py"), *_smoke(tmp_path, "total_env_steps=10000000",
-                                                         "eval_every_steps=0")]
+    cmd = [sys.executable, str(ROOT / "train.py"), *_smoke(tmp_path, "ppo.total_env_steps=10000000",
+                                                         "evaluation.every_steps=0")]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                             env={**os.environ, "PYTHONUNBUFFERED": "1"},
                             preexec_fn=_ctrl_c_reaches_python)
@@ -639,7 +650,8 @@ def test_fuzz_record_reader(tmp_path: Path, lines: list[bytes]) -> None:
     assert json.loads(path.read_bytes().splitlines()[-1]) == RECORDS[0]
 
 
-config_keys = st.sampled_from([*TrainConfig.__dataclass_fields__, "warp", "1", ""])
+config_keys = st.sampled_from([*SECTIONS, *STAGE_KEYS, *list(OLD_KEYS)[:8], "stages", "warp",
+                               "1", "", "ppo.gamma", "run.seed", "finetune.ppo.gamma"])
 
 
 @FUZZ
@@ -657,7 +669,7 @@ def test_fuzz_config_loader(tmp_path: Path, data: Any, raw: bool) -> None:
     except ConfigError as e:
         assert str(e) and "Traceback" not in str(e)
     else:
-        assert isinstance(cfg, TrainConfig)
+        assert isinstance(cfg, StageConfig)
 
 
 @FUZZ

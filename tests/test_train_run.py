@@ -20,9 +20,11 @@ from scopa_env.rules import make_rules
 from scopa_env.vector import VectorScopaEnv
 from scopa_policy.agent import PolicyAgent, load_policy_agent
 from scopa_policy.network import NetConfig, PolicyNet
-from scopa_train import trainer
+from scopa_train import recipe
 from scopa_train.config import load_config
+from scopa_train.framework import make_run_dir
 from scopa_train.rollout import RolloutCollector
+from scopa_train.stages.ppo_selfplay import PPOStage
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = ROOT / "configs" / "smoke.yaml"
@@ -33,8 +35,8 @@ def _quiet(_: str) -> None:
 
 
 def test_smoke_config_writes_events_checkpoints_and_evaluations(tmp_path: Path) -> None:
-    cfg = load_config(SMOKE, [f"runs_dir={tmp_path}"])
-    out = trainer.start(cfg, progress=False, log=_quiet)
+    cfg = load_config(SMOKE, [f"run.runs_dir={tmp_path}"])
+    out = recipe.start(cfg, progress=False, log=_quiet)
     run = Path(out["run_dir"])
     assert out["finished"] and run.parent == tmp_path and run.name.startswith("smoke-")
     assert (run / "config.yaml").is_file()
@@ -84,17 +86,17 @@ def test_rollout_returns_are_each_seats_hand_margin() -> None:
 
 
 def _tiny(tmp_path: Path, name: str) -> object:
-    return load_config(SMOKE, [f"runs_dir={tmp_path / name}", "eval_every_steps=0",
-                               "checkpoint_every_steps=0", "total_env_steps=2304",
+    return load_config(SMOKE, [f"run.runs_dir={tmp_path / name}", "evaluation.every_steps=0",
+                               "checkpoints.every_steps=0", "ppo.total_env_steps=2304",
                                "opponents={self: 0.5, past: 0.25, random: 0.25}"])
 
 
 def test_stopped_and_resumed_run_equals_a_straight_run(tmp_path: Path) -> None:
-    straight = trainer.start(_tiny(tmp_path, "a"), progress=False, log=_quiet)
-    part = trainer.start(_tiny(tmp_path, "b"), progress=False, stop_after_updates=2,
+    straight = recipe.start(_tiny(tmp_path, "a"), progress=False, log=_quiet)
+    part = recipe.start(_tiny(tmp_path, "b"), progress=False, stop_after_updates=2,
                          log=_quiet)
     assert not part["finished"] and part["counters"]["update"] == 2
-    resumed = trainer.resume(part["run_dir"], progress=False, log=_quiet)
+    resumed = recipe.resume(part["run_dir"], progress=False, log=_quiet)
     assert resumed["finished"] and resumed["counters"]["update"] == 4
     a = torch.load(straight["checkpoint"], weights_only=True)
     b = torch.load(resumed["checkpoint"], weights_only=True)
@@ -109,8 +111,8 @@ def test_stopped_and_resumed_run_equals_a_straight_run(tmp_path: Path) -> None:
 
 def test_sigterm_saves_a_checkpoint_and_exits_cleanly(tmp_path: Path) -> None:
     cmd = [sys.executable, str(ROOT / "train.py"), "--config", str(SMOKE), "--no-progress",
-           "--set", f"runs_dir={tmp_path}", "--set", "total_env_steps=100000000",
-           "--set", "eval_every_steps=0", "--set", "checkpoint_every_steps=0"]
+           "--set", f"run.runs_dir={tmp_path}", "--set", "ppo.total_env_steps=100000000",
+           "--set", "evaluation.every_steps=0", "--set", "checkpoints.every_steps=0"]
     proc = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                             text=True)
     deadline = time.time() + 90
@@ -128,12 +130,13 @@ def test_sigterm_saves_a_checkpoint_and_exits_cleanly(tmp_path: Path) -> None:
 @pytest.mark.learning
 def test_short_run_improves_against_random(tmp_path: Path) -> None:
     cfg = load_config(SMOKE, [
-        f"runs_dir={tmp_path}", "seed=3", "eval_every_steps=0", "checkpoint_every_steps=0",
-        "num_envs=32", "rollout_steps=36", "total_env_steps=13824",  # 12 updates
-        "opponents={self: 0.5, random: 0.5}", "learning_rate=0.002", "lr_final_fraction=1.0",
-        "hidden_size=64", "action_hidden=32", "update_epochs=3", "num_minibatches=4"])
-    run_dir = trainer.make_run_dir(cfg)
-    t = trainer.Trainer(cfg, run_dir, progress=False, log=_quiet)
+        f"run.runs_dir={tmp_path}", "run.seed=3", "evaluation.every_steps=0",
+        "checkpoints.every_steps=0", "rollouts.num_envs=32", "rollouts.rollout_steps=36",
+        "ppo.total_env_steps=13824",  # 12 updates
+        "opponents={self: 0.5, random: 0.5}", "ppo.learning_rate=0.002",
+        "ppo.lr_final_fraction=1.0", "network.hidden_size=64", "network.action_hidden=32",
+        "ppo.update_epochs=3", "ppo.num_minibatches=4"])
+    t = PPOStage(cfg, make_run_dir(cfg), progress=False, log=_quiet)
     initial = copy.deepcopy(t.net)
     t.train()
     before = evaluate(PolicyAgent(initial), "random", hands=150, seed=11)
@@ -172,16 +175,17 @@ def test_numpy_scorer_matches_the_network() -> None:
 
 
 @pytest.mark.parametrize("overrides", [
-    ["players=4"],
-    ["rules=scopone_scientifico", "players=4", "rollout_steps=40"],
-    ["episode=match", "reward=match", "rollout_steps=30"],  # open decisions bootstrapped
-    ["rules=asso_piglia_tutto", "opponents={self: 0.5, greedy: 0.5}"],
+    ["rules.players=4"],
+    ["rules.name=scopone_scientifico", "rules.players=4", "rollouts.rollout_steps=40"],
+    # open decisions bootstrapped
+    ["rollouts.episode=match", "rollouts.reward=match", "rollouts.rollout_steps=30"],
+    ["rules.name=asso_piglia_tutto", "opponents={self: 0.5, greedy: 0.5}"],
 ])
 def test_variants_train(tmp_path: Path, overrides: list[str]) -> None:
-    cfg = load_config(SMOKE, [f"runs_dir={tmp_path}", "eval_every_steps=0",
-                              "checkpoint_every_steps=0", "num_envs=8",
-                              "total_env_steps=1", *overrides])
-    out = trainer.start(cfg, progress=False, log=_quiet)
+    cfg = load_config(SMOKE, [f"run.runs_dir={tmp_path}", "evaluation.every_steps=0",
+                              "checkpoints.every_steps=0", "rollouts.num_envs=8",
+                              "ppo.total_env_steps=1", *overrides])
+    out = recipe.start(cfg, progress=False, log=_quiet)
     assert out["finished"] and out["counters"]["learner_samples"] > 0
 
 
@@ -191,11 +195,12 @@ def test_two_runs_with_two_torch_threads_give_the_same_weights(tmp_path: Path) -
     weights = []
     for name in ("a", "b"):
         cmd = [sys.executable, str(ROOT / "train.py"), "--config", str(SMOKE), "--no-progress",
-               "--set", f"runs_dir={tmp_path / name}", "--set", "torch_threads=2",
-               "--set", "device=cpu", "--set", "num_envs=256", "--set", "total_env_steps=27648",
-               "--set", "num_minibatches=2", "--set", "eval_every_steps=0",
-               "--set", "checkpoint_every_steps=0", "--set", "hidden_size=256",
-               "--set", "hidden_layers=2", "--set", "action_hidden=128"]
+               "--set", f"run.runs_dir={tmp_path / name}", "--set", "run.torch_threads=2",
+               "--set", "run.device=cpu", "--set", "rollouts.num_envs=256",
+               "--set", "ppo.total_env_steps=27648",
+               "--set", "ppo.num_minibatches=2", "--set", "evaluation.every_steps=0",
+               "--set", "checkpoints.every_steps=0", "--set", "network.hidden_size=256",
+               "--set", "network.hidden_layers=2", "--set", "network.action_hidden=128"]
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
         assert done.returncode == 0, done.stdout + done.stderr
         weights.append(torch.load(next((tmp_path / name).glob("*/policy.pt")),
@@ -211,7 +216,7 @@ def test_training_on_the_cpu_turns_on_deterministic_algorithms() -> None:
               torch.is_deterministic_algorithms_warn_only_enabled(), torch.get_num_threads())
     try:
         torch.use_deterministic_algorithms(False)
-        load_config(SMOKE, ["torch_threads=1"]).set_up_torch(torch.device("cpu"))
+        load_config(SMOKE, ["run.torch_threads=1"]).set_up_torch(torch.device("cpu"))
         assert torch.are_deterministic_algorithms_enabled()
         assert torch.get_num_threads() == 1
     finally:

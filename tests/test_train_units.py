@@ -23,7 +23,7 @@ from scopa_policy.checkpoint import (
 )
 from scopa_policy.features import ACTION_DIM, action_inputs
 from scopa_policy.network import NetConfig, PolicyNet
-from scopa_train.config import ConfigError, TrainConfig, load_config
+from scopa_train.config import PREVIOUS, ConfigError, StageConfig, load_config, load_recipe
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 TINY = NetConfig(hidden_size=16, hidden_layers=1, action_hidden=8)
@@ -32,33 +32,66 @@ TINY = NetConfig(hidden_size=16, hidden_layers=1, action_hidden=8)
 # -- config -----------------------------------------------------------------------------
 @pytest.mark.parametrize("name", sorted(p.stem for p in CONFIGS.glob("*.yaml")))
 def test_shipped_configs_load(name: str) -> None:
-    cfg = load_config(CONFIGS / f"{name}.yaml")
-    assert cfg.name == name
-    cfg.make_rules()
+    recipe = load_recipe(CONFIGS / f"{name}.yaml")
+    assert recipe.run.name == name
+    for stage in recipe.stages:
+        stage.make_rules()
+        assert stage.run.max_minutes == 0 or name == "quick"  # shipped recipes: no limit
+
+
+def test_the_shipped_recipe_lists_five_stages_each_from_the_one_before() -> None:
+    recipe = load_recipe(CONFIGS / "recipe.yaml")
+    assert [(s.name, s.kind) for s in recipe.stages] == [
+        ("ppo", "ppo"), ("finetune", "ppo"), ("last_deal", "last_deal"),
+        ("suit_distill", "suit_distill"), ("search_distill", "suit_distill")]
+    first, *rest = recipe.stages
+    assert first.init_from == "" and all(s.init_from == PREVIOUS for s in rest)
+    # sections merge key by key over the shared ones; opponents are replaced whole
+    finetune, last_deal = rest[0], rest[1]
+    assert finetune.ppo.learning_rate == 2e-4 and finetune.ppo.num_minibatches == 16
+    assert finetune.ppo.endgame_coef == 1.0 and first.ppo.endgame_coef == 0.0
+    assert last_deal.opponents == {"self": 0.5, "greedy": 0.25, "expert": 0.25}
+    assert last_deal.run.seed == 3 and last_deal.run.device == "cpu"
+    assert last_deal.evaluation.hands == 200 and last_deal.evaluation.best_metric == "pimc"
 
 
 def test_overrides_are_typed() -> None:
-    cfg = load_config(CONFIGS / "smoke.yaml", ["learning_rate=1e-3", "num_envs=8",
-                                               "opponents.greedy=0.5", "clip_vloss=false",
-                                               "eval_opponents=[random, greedy]"])
-    assert cfg.learning_rate == 1e-3 and cfg.num_envs == 8 and cfg.clip_vloss is False
-    assert cfg.opponents["greedy"] == 0.5 and cfg.eval_opponents == ["random", "greedy"]
+    cfg = load_config(CONFIGS / "smoke.yaml", ["ppo.learning_rate=1e-3", "rollouts.num_envs=8",
+                                               "opponents.greedy=0.5", "ppo.clip_vloss=false",
+                                               "evaluation.opponents=[random, greedy]",
+                                               "run.name=123"])
+    assert cfg.ppo.learning_rate == 1e-3 and cfg.rollouts.num_envs == 8
+    assert cfg.ppo.clip_vloss is False and cfg.run.name == "123"
+    assert cfg.opponents["greedy"] == 0.5 and cfg.evaluation.opponents == ["random", "greedy"]
+
+
+def test_overrides_reach_one_stage_of_a_recipe() -> None:
+    recipe = load_recipe(CONFIGS / "recipe.yaml", ["finetune.ppo.gamma=0.5", "fit.epochs=2"])
+    by_name = {s.name: s for s in recipe.stages}
+    assert by_name["finetune"].ppo.gamma == 0.5 and by_name["ppo"].ppo.gamma == 1.0
+    # a top-level override is under each stage's own settings
+    assert by_name["last_deal"].fit.epochs == 9 and by_name["ppo"].fit.epochs == 2
 
 
 @pytest.mark.parametrize("overrides, words", [
-    (["lr=0.1"], ["unknown config key 'lr'", "learning_rate"]),
-    (["num_envs=many"], ["'num_envs'", "integer"]),
-    (["num_envs=2.5"], ["'num_envs'", "integer"]),
-    (["learning_rate=0"], ["'learning_rate'", "out of range", "(0, 1]"]),
-    (["gamma=1.5"], ["'gamma'", "out of range", "[0, 1]"]),
-    (["episode=forever"], ["'episode'", "'hand'", "'match'"]),
-    (["players=3"], ["'players'", "2, 4"]),
+    (["lr=0.1"], ["unknown config key 'lr'", "sections:", "ppo"]),
+    (["ppo.lr=0.1"], ["unknown config key 'ppo.lr'", "learning_rate"]),
+    (["rollouts.num_envs=many"], ["'rollouts.num_envs'", "integer"]),
+    (["rollouts.num_envs=2.5"], ["'rollouts.num_envs'", "integer"]),
+    (["ppo.learning_rate=0"], ["'ppo.learning_rate'", "out of range", "(0, 1]"]),
+    (["ppo.gamma=1.5"], ["'ppo.gamma'", "out of range", "[0, 1]"]),
+    (["rollouts.episode=forever"], ["'rollouts.episode'", "'hand'", "'match'"]),
+    (["rules.players=3"], ["'rules.players'", "2, 4"]),
     (["opponents.wizard=1"], ["'opponents'", "wizard", "self"]),
     (["opponents={self: 0}"], ["'opponents'", "positive"]),
-    (["rules=scopone"], ["rules", "4 players only"]),
-    (["rules_options={deck: 52}"], ["'rules_options'", "deck"]),
-    (["clip_vloss=maybe"], ["'clip_vloss'", "true or false"]),
-    (["best_metric=pimc"], ["'best_metric'", "eval_opponents"]),
+    (["rules.name=scopone"], ["rules", "4 players only"]),
+    (["rules.options={deck: 52}"], ["'rules.options'", "deck"]),
+    (["ppo.clip_vloss=maybe"], ["'ppo.clip_vloss'", "true or false"]),
+    (["evaluation.best_metric=pimc"], ["'evaluation.best_metric'", "evaluation.opponents"]),
+    (["kind=magic"], ["'kind'", "'ppo'", "'last_deal'"]),
+    (["kind=last_deal"], ["'last_deal'", "init_from"]),
+    (["ppo"], ["key=value"]),
+    (["ppo=3"], ["ppo.KEY=VALUE"]),
     (["oops"], ["key=value"]),
 ])
 def test_bad_overrides_name_the_key(overrides: list[str], words: list[str]) -> None:
@@ -68,31 +101,79 @@ def test_bad_overrides_name_the_key(overrides: list[str], words: list[str]) -> N
         assert w in str(e.value), (w, str(e.value))
 
 
+def test_old_flat_keys_get_their_new_place(tmp_path: Path) -> None:
+    p = tmp_path / "old.yaml"
+    p.write_text("learning_rate: 0.001\nnum_envs: 8\nrun: {seed: 3}\nalgo: ppo\n"
+                 "eval_workers: 2\n")
+    with pytest.raises(ConfigError) as e:
+        load_config(p)
+    lines = str(e.value).splitlines()
+    assert len(lines) == 4, lines
+    assert all(line.startswith(f"{p}: config key ") for line in lines)
+    assert "'learning_rate' is from the old flat layout; it is now 'ppo.learning_rate'" \
+        in lines[0]
+    assert "'rollouts.num_envs'" in lines[1] and "'kind'" in lines[2]
+    assert "removed" in lines[3]
+    with pytest.raises(ConfigError, match="'total_env_steps' is from the old flat layout; it "
+                                          "is now 'ppo.total_env_steps'"):
+        load_config(CONFIGS / "smoke.yaml", ["total_env_steps=5"])
+
+
+def test_bad_recipes(tmp_path: Path) -> None:
+    p = tmp_path / "r.yaml"
+    for text, match in [
+        ("stages: []\n", "non-empty list"),
+        ("stages: [{kind: ppo}]\n", "'name' and 'kind'"),
+        ("stages: [{name: a, kind: ppo}, {name: a, kind: ppo}]\n", "two stages have this name"),
+        ("kind: ppo\nstages: [{name: a, kind: ppo}]\n", "belongs to each stage"),
+        ("stages: [{name: a, kind: ppo, ppo: {gamma: 2}}]\n",
+         r"stage 'a': config key 'ppo.gamma' = 2.0 is out of range"),
+        ("stages: [{name: a, kind: last_deal}]\n", r"stage 'a'.*needs 'init_from'"),
+        ("stages: [{name: ../x, kind: ppo}]\n", "plain folder name"),
+    ]:
+        p.write_text(text)
+        with pytest.raises(ConfigError, match=match):
+            load_recipe(p)
+    p.write_text("stages: [{name: a, kind: ppo}]\n")
+    with pytest.raises(ConfigError, match="lists stages; this command trains one stage"):
+        load_config(p)
+
+
 def test_bad_yaml_files(tmp_path: Path) -> None:
     p = tmp_path / "c.yaml"
-    p.write_text("num_envs: 4\nwarp_speed: 9\n")
+    p.write_text("rollouts: {num_envs: 4}\nwarp_speed: 9\n")
     with pytest.raises(ConfigError, match="unknown config key.*'warp_speed'"):
+        load_config(p)
+    p.write_text("rollouts: {num_envs: 4, warp: 9}\n")
+    with pytest.raises(ConfigError, match="unknown config key.*rollouts.warp.*num_envs"):
+        load_config(p)
+    p.write_text("rollouts: 4\n")
+    with pytest.raises(ConfigError, match="section 'rollouts' must be a mapping"):
         load_config(p)
     p.write_text("- a\n- b\n")
     with pytest.raises(ConfigError, match="mapping"):
         load_config(p)
-    p.write_text("num_envs: [1\n")
+    p.write_text("rollouts: [1\n")
     with pytest.raises(ConfigError, match="not valid YAML"):
         load_config(p)
     with pytest.raises(ConfigError, match="does not exist"):
         load_config(tmp_path / "missing.yaml")
-    with pytest.raises(ConfigError, match="'total_env_steps'.*out of range"):
-        TrainConfig(total_env_steps=0)
+    with pytest.raises(ConfigError, match="'ppo.total_env_steps'.*out of range"):
+        StageConfig(ppo={"total_env_steps": 0})
 
 
 def test_cli_reports_config_errors(capsys: pytest.CaptureFixture[str]) -> None:
     import train
 
-    assert train.main(["--config", str(CONFIGS / "smoke.yaml"), "--set", "ent_coef=-1"]) == 2
+    assert train.main(["--config", str(CONFIGS / "smoke.yaml"), "--set", "ppo.ent_coef=-1"]) == 2
     err = capsys.readouterr().err
-    assert "train: error:" in err and "'ent_coef'" in err and "out of range" in err
+    assert "train: error:" in err and "'ppo.ent_coef'" in err and "out of range" in err
     assert train.main(["--help-config"]) == 0
-    assert "learning_rate" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    for section in ("run:", "rules:", "rollouts:", "ppo:", "fit:", "last_deal:", "distill:",
+                    "evaluation:", "checkpoints:"):
+        assert f"\n{section}\n" in out, section
+    assert "  learning_rate (float, default 0.0003;" in out
 
 
 # -- network ----------------------------------------------------------------------------
@@ -306,7 +387,7 @@ def test_vectorised_gae_equals_the_transition_loop() -> None:
 def test_device_auto_is_the_cpu_without_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     assert load_config(CONFIGS / "smoke.yaml").torch_device() == torch.device("cpu")
-    cfg = load_config(CONFIGS / "smoke.yaml", ["device=cpu"])
+    cfg = load_config(CONFIGS / "smoke.yaml", ["run.device=cpu"])
     assert cfg.torch_device() == torch.device("cpu")
 
 
@@ -315,16 +396,16 @@ def test_device_cuda_without_a_gpu_is_a_config_error(monkeypatch: pytest.MonkeyP
     from scopa_train.cli import main
 
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    cfg = load_config(CONFIGS / "smoke.yaml", ["device=cuda"])
-    with pytest.raises(ConfigError, match="'device' is 'cuda' but torch sees no CUDA GPU"):
+    cfg = load_config(CONFIGS / "smoke.yaml", ["run.device=cuda"])
+    with pytest.raises(ConfigError, match="'run.device' is 'cuda' but torch sees no CUDA GPU"):
         cfg.torch_device()
-    code = main(["--config", str(CONFIGS / "smoke.yaml"), "--set", "device=cuda",
-                 "--set", f"runs_dir={tmp_path}", "--no-progress"])
+    code = main(["--config", str(CONFIGS / "smoke.yaml"), "--set", "run.device=cuda",
+                 "--set", f"run.runs_dir={tmp_path}", "--no-progress"])
     err = capsys.readouterr().err
     assert code == 2 and "device" in err and "Traceback" not in err
     assert not list(tmp_path.iterdir())  # no empty run directory left behind
-    with pytest.raises(ConfigError, match="'device' must be one of"):
-        load_config(CONFIGS / "smoke.yaml", ["device=tpu"])
+    with pytest.raises(ConfigError, match="'run.device' must be one of"):
+        load_config(CONFIGS / "smoke.yaml", ["run.device=tpu"])
 
 
 def test_ray_missing_is_reported_after_the_configs_own_contradictions(
@@ -336,16 +417,16 @@ def test_ray_missing_is_reported_after_the_configs_own_contradictions(
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "ray" else real(name, *a))
-    with pytest.raises(ConfigError, match="'suit_distill' runs with backend: local"):
-        load_config(CONFIGS / "suit_distill.yaml", ["backend=ray"])
+    with pytest.raises(ConfigError, match="'suit_distill' runs with rollouts.backend: local"):
+        load_recipe(CONFIGS / "recipe.yaml", ["suit_distill.rollouts.backend=ray"])
     with pytest.raises(ConfigError, match=r"Ray is not installed: pip install -e \.\[ray\]"):
-        load_config(CONFIGS / "smoke.yaml", ["backend=ray", "ray_workers=2"])
+        load_config(CONFIGS / "smoke.yaml", ["rollouts.backend=ray", "rollouts.ray_workers=2"])
 
 
 def test_torch_threads_zero_means_every_core() -> None:
-    cfg = load_config(CONFIGS / "smoke.yaml", ["torch_threads=0"])
+    cfg = load_config(CONFIGS / "smoke.yaml", ["run.torch_threads=0"])
     assert cfg.threads() == len(os.sched_getaffinity(0))
-    assert load_config(CONFIGS / "smoke.yaml", ["torch_threads=3"]).threads() == 3
+    assert load_config(CONFIGS / "smoke.yaml", ["run.torch_threads=3"]).threads() == 3
 
 
 @pytest.mark.parametrize("user, policy, spin", [

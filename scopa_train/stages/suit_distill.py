@@ -1,4 +1,4 @@
-"""Stage ``algo: suit_distill``: teach the policy network to play alike in every suit view.
+"""Stage kind ``suit_distill``: teach the policy network to play alike in every suit view.
 
 Cups, swords and clubs play alike (``scopa_env.symmetry``), but a network trained by PPO
 on card one-hots scores the 6 renamings of a decision differently: the PPO network of
@@ -7,7 +7,7 @@ the 6 views, and the average plays better (BENCHMARKS.md). This stage distils th
 average back into one network:
 
 1. **Decisions.** The ``init_from`` policy plays rollouts as in PPO (the config's
-   opponent pool, its moves sampled, ``play_rollouts``) until ``distill_decisions``
+   opponent pool, its moves sampled, ``play_rollouts``) until ``fit.decisions``
    learner decisions with a choice are kept; where the checkpoint has a last-deal scorer,
    the decisions it plays (2 players, deck empty) are left out.
 2. **Targets.** The ``init_from`` network's logits averaged over the 6 suit views of
@@ -15,19 +15,19 @@ average back into one network:
 3. **Fit.** The student starts as the teacher; each minibatch shows it every decision
    under a random suit view (seeded by the minibatch) and fits the softmax of the
    averaged logits (cross-entropy over the legal moves), Adam with a cosine learning
-   rate, ``distill_epochs`` passes. After each epoch the held-out share is scored in
+   rate, ``fit.epochs`` passes. After each epoch the held-out share is scored in
    one view: how often the student's best move is the averaged teacher's, and the
    cross-entropy.
 
-Optionally (``distill_search``, e.g. ``pimc:worlds=48,depth=8``) a search agent scores
-``distill_search_decisions`` of the collected decisions, drawn at random, before the
+Optionally (``distill.search``, e.g. ``pimc:worlds=48,depth=8``) a search agent scores
+``distill.search_decisions`` of the collected decisions, drawn at random, before the
 fit (``scopa_train.search_labels``); their targets become the averaged logits plus
-``distill_search_beta`` x its move values in points (``add_search_values``), and the
+``distill.search_beta`` x its move values in points (``add_search_values``), and the
 held-out share is also scored by the points a decision loses by those values
 (``search_regret``: the value of the search's best move minus that of the network's).
 The values scored so far are kept in ``search_values.npz`` in the run directory, so a run
 stopped while scoring goes on from there when resumed, and a new run may start from an
-earlier run's values (``distill_search_values``) to fit the same decisions otherwise.
+earlier run's values (``distill.search_values``) to fit the same decisions otherwise.
 
 The policy file holds the student as the PPO network (its value head is the teacher's,
 untrained here) and the ``init_from`` checkpoint's last-deal scorer unchanged. Loop,
@@ -47,7 +47,6 @@ from typing import Any
 
 import numpy as np
 import torch
-import yaml
 
 from scopa_env.observation import DECK_COUNT
 from scopa_env.symmetry import SUIT_PERMUTATIONS, permute_obs_rows
@@ -55,6 +54,7 @@ from scopa_policy.checkpoint import (
     CheckpointError,
     build_last_deal,
     build_model,
+    load_checkpoint,
     policy_checkpoint,
     write_atomic,
 )
@@ -63,9 +63,10 @@ from scopa_policy.last_deal import LastDealNet
 from scopa_policy.network import PolicyNet
 from scopa_policy.symmetry import decision_table
 
-from .config import TrainConfig, search_values_file
-from .search_labels import search_values
-from .supervised import FlatDecisions, Halted, SupervisedStage, play_rollouts
+from ..config import StageConfig, search_values_file
+from ..framework import Log, init_path
+from ..search_labels import search_values
+from .fitting import FittingStage, FlatDecisions, Halted, play_rollouts
 
 VIEWS = len(SUIT_PERMUTATIONS)
 SEARCH_CACHE = "search_values.npz"  # in the run directory: the search's values so far
@@ -112,10 +113,10 @@ def averaged_logits(net: PolicyNet, data: FlatDecisions, feats: np.ndarray,
     return out
 
 
-def collect_decisions(policy: PolicyNet, cfg: TrainConfig, skip_last_deal: bool,
+def collect_decisions(policy: PolicyNet, cfg: StageConfig, skip_last_deal: bool,
                       log: Callable[[str], None], halted: Halted = lambda: None
                       ) -> tuple[Decisions | None, int]:
-    """At least ``cfg.distill_decisions`` decisions with a choice from the policy's
+    """At least ``cfg.fit.decisions`` decisions with a choice from the policy's
     rollouts, with their targets, and the env steps played; None for the decisions when
     ``halted()`` says why to stop first. ``skip_last_deal``: leave out 2-player
     decisions with the deck empty (a last-deal scorer plays those)."""
@@ -123,7 +124,7 @@ def collect_decisions(policy: PolicyNet, cfg: TrainConfig, skip_last_deal: bool,
     kept, rollout, env_steps = 0, 0, 0
     t0 = time.perf_counter()
     rollouts = play_rollouts(policy, cfg)
-    while kept < cfg.distill_decisions:
+    while kept < cfg.fit.decisions:
         if halted() is not None:
             return None, env_steps
         batch, steps = next(rollouts)
@@ -151,30 +152,30 @@ def collect_decisions(policy: PolicyNet, cfg: TrainConfig, skip_last_deal: bool,
     return Decisions(flat.obs, flat.start, flat.count, f, target), env_steps
 
 
-def add_search_values(data: Decisions, cfg: TrainConfig,
+def add_search_values(data: Decisions, cfg: StageConfig,
                       log: Callable[[str], None] = print, halted: Halted | None = None,
                       cache: Path | None = None) -> np.ndarray | None:
-    """Add ``distill_search_beta`` x the ``distill_search`` agent's move values to the
-    targets of ``distill_search_decisions`` of ``data``'s decisions, drawn at random
+    """Add ``distill.search_beta`` x the ``distill.search`` agent's move values to the
+    targets of ``distill.search_decisions`` of ``data``'s decisions, drawn at random
     (seeded by the config), and keep the values in ``data.search``: the decisions scored,
     in order; None (``data`` unchanged) when ``halted()`` stopped the scoring, whose
     values so far are kept in ``cache`` (``search_values``)."""
-    c = cfg
-    n = min(c.distill_search_decisions, len(data))
+    c, d = cfg, cfg.distill
+    n = min(d.search_decisions, len(data))
     idx = np.sort(np.random.default_rng([c.seed, 1]).choice(len(data), n, replace=False))
     moves, _, _ = data.moves(idx)
-    workers = c.distill_search_workers or os.cpu_count() or 1
-    log(f"scoring {n:,} decisions with {c.distill_search} ({workers} worker processes)")
-    values = search_values(c.distill_search, c.make_rules(), data.obs[idx], data.count[idx],
+    workers = d.search_workers or os.cpu_count() or 1
+    log(f"scoring {n:,} decisions with {d.search} ({workers} worker processes)")
+    values = search_values(d.search, c.make_rules(), data.obs[idx], data.count[idx],
                            c.seed, workers, log, halted=halted, cache=cache)
     if values is None:
         return None
     before = _best_moves(data, idx)
-    data.target[moves] += np.float32(c.distill_search_beta) * values.astype(np.float32)
+    data.target[moves] += np.float32(d.search_beta) * values.astype(np.float32)
     data.search = np.full(len(data.target), np.nan, np.float32)
     data.search[moves] = values
     changed = float(np.mean(before != _best_moves(data, idx)))
-    log(f"search values added (beta {c.distill_search_beta:g}): the target's best move "
+    log(f"search values added (beta {d.search_beta:g}): the target's best move "
         f"changed in {changed:.3f} of the scored decisions")
     return idx
 
@@ -193,50 +194,48 @@ def padded(per_move: np.ndarray, row: np.ndarray, col: np.ndarray, n: int, width
     return out
 
 
-class SuitDistillTrainer(SupervisedStage):
+class SuitDistillStage(FittingStage):
     """The suit-distillation stage: the student fits the teacher's suit-averaged policy."""
 
-    TAG = "suit_distill"
-    WHAT = "policy network, distilled from its suit-averaged self"
+    KIND = "suit_distill"
 
-    def __init__(self, cfg: TrainConfig, run_dir: Path, teacher: PolicyNet,
-                 last_deal: LastDealNet | None, resume: dict[str, Any] | None = None,
-                 log: Callable[[str], None] = print) -> None:
+    def __init__(self, cfg: StageConfig, run_dir: Path, teacher: PolicyNet,
+                 last_deal: LastDealNet | None, **kw: Any) -> None:
         self.teacher = teacher.eval()
         self.last_deal = last_deal
         self.net = copy.deepcopy(teacher).train()
-        super().__init__(cfg, run_dir, resume, log)
+        super().__init__(cfg, run_dir, **kw)
 
-    def settings(self) -> tuple[int, int, float, float]:
-        c = self.cfg
-        return c.distill_epochs, c.distill_batch, c.distill_lr, c.distill_holdout
+    def describe(self) -> str:
+        return "the policy network, distilled from its suit-averaged self"
 
     def collect(self, halted: Halted) -> tuple[Decisions | None, int]:
-        skip = self.last_deal is not None and self.cfg.players == 2
-        self.log(f"collecting {self.cfg.distill_decisions:,} decisions with a choice"
+        skip = self.last_deal is not None and self.cfg.rules.players == 2
+        self.say(f"collecting {self.cfg.fit.decisions:,} decisions with a choice"
                  + (" (the last deal left to the last-deal scorer)" if skip else ""))
-        data, steps = collect_decisions(self.teacher, self.cfg, skip, self.log, halted)
-        if data is not None and self.cfg.distill_search_decisions:
+        data, steps = collect_decisions(self.teacher, self.cfg, skip, self.say, halted)
+        d = self.cfg.distill
+        if data is not None and d.search_decisions:
             if halted() is not None:
                 return None, steps
             cache = self.run_dir / SEARCH_CACHE
-            if self.cfg.distill_search_values and not cache.exists():
-                source = search_values_file(self.cfg.distill_search_values)
-                self.log(f"search values: starting from {source}")
+            if d.search_values and not cache.exists():
+                source = search_values_file(d.search_values)
+                self.say(f"search values: starting from {source}")
                 write_atomic(source.read_bytes(), cache)
-            if add_search_values(data, self.cfg, self.log, halted, cache) is None:
+            if add_search_values(data, self.cfg, self.say, halted, cache) is None:
                 return None, steps
         if data is not None:
             alone = self._figures(self.teacher, data, self.held_out(len(data)))
             extra = (f"; it loses {alone['search_regret']:.4f} points a scored decision "
                      f"by the search's values" if "search_regret" in alone else "")
-            self.log(f"the teacher alone, one view, plays the averaged teacher's move in "
+            self.say(f"the teacher alone, one view, plays the averaged teacher's move in "
                      f"{alone['teacher_agreement']:.3f} of held-out decisions{extra}")
         return data, steps
 
     def step(self, data: Decisions, idx: np.ndarray) -> torch.Tensor:
         c = self.counters  # the views are seeded by the minibatch: a resume draws the same
-        rng = np.random.default_rng((self.cfg.seed, c["epoch"], c["step"]))
+        rng = np.random.default_rng((self.cfg.seed, c.epoch, c.step))
         obs, cand, moves = view_inputs(data, data.feats, idx,
                                        rng.integers(0, VIEWS, len(idx)))
         logits, _ = self.net.forward_moves(obs, cand)
@@ -273,7 +272,7 @@ class SuitDistillTrainer(SupervisedStage):
     def score(self, data: Decisions, idx: np.ndarray) -> dict[str, float]:
         return self._figures(self.net, data, idx)
 
-    def checkpoint_parts(self, trained: bool, training: bool) -> dict[str, Any]:
+    def policy_parts(self, training: bool) -> dict[str, Any]:
         """The student and the last-deal scorer; a training checkpoint also the teacher."""
         ck = policy_checkpoint(self.net, self.rules.to_dict(), {}, last_deal=self.last_deal)
         if training:
@@ -281,40 +280,37 @@ class SuitDistillTrainer(SupervisedStage):
                 k: v.detach().cpu().clone() for k, v in self.teacher.state_dict().items()}}
         return ck
 
-    def load_parts(self, ck: dict[str, Any]) -> None:
+    def restore(self, ck: dict[str, Any]) -> None:
         self.net.load_state_dict(ck["model"])
 
+    def eval_policy(self) -> tuple[PolicyNet, LastDealNet | None]:
+        return self.net, self.last_deal
 
-def prepare(cfg: TrainConfig) -> tuple[PolicyNet, LastDealNet | None]:
-    """The PPO network and the last-deal scorer (if any) of ``init_from``."""
-    from scopa_policy.checkpoint import load_checkpoint
 
-    from .trainer import init_path
+def check_ready(cfg: StageConfig) -> None:
+    """What can fail before the run folder exists: the starting checkpoint."""
+    load_checkpoint(init_path(cfg))
 
+
+def build(cfg: StageConfig, run_dir: Path, log: Log = print, **kw: Any) -> SuitDistillStage:
+    """A new stage from the PPO network and the last-deal scorer (if any) of
+    ``init_from``."""
     ck = load_checkpoint(init_path(cfg))
-    return build_model(ck), build_last_deal(ck)
+    return SuitDistillStage(cfg, run_dir, build_model(ck), build_last_deal(ck), log=log, **kw)
 
 
-def start(cfg: TrainConfig, run_dir: Path, parts: tuple[PolicyNet, LastDealNet | None],
-          log: Callable[[str], None] = print) -> dict[str, Any]:
-    """A new run in ``run_dir`` from ``prepare(cfg)``."""
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
-    return SuitDistillTrainer(cfg, run_dir, *parts, log=log).train()
-
-
-def resume(ck: dict[str, Any], cfg: TrainConfig, run_dir: Path,
-           log: Callable[[str], None] = print) -> dict[str, Any]:
+def resume(ck: dict[str, Any], cfg: StageConfig, run_dir: Path, log: Log = print,
+           **kw: Any) -> SuitDistillStage:
+    """The stage of a training checkpoint (which holds its teacher), where it stopped."""
     if "teacher" not in ck:
         raise CheckpointError(f"checkpoint {ck.get('path')!r} is damaged: a suit_distill "
                               f"training checkpoint holds its teacher network, this one "
                               f"has none")
     teacher = build_model({**ck, **ck["teacher"]})
-    trainer = SuitDistillTrainer(cfg, run_dir, teacher, build_last_deal(ck), resume=ck,
-                                 log=log)
-    log(f"resuming {run_dir} at epoch {trainer.counters['epoch']}, minibatch "
-        f"{trainer.counters['step']}")
-    return trainer.train()
+    stage = SuitDistillStage(cfg, run_dir, teacher, build_last_deal(ck), log=log, **kw)
+    stage.load(ck)
+    return stage
 
 
-__all__ = ["Decisions", "SuitDistillTrainer", "add_search_values", "averaged_logits",
-           "collect_decisions", "prepare", "start", "resume"]
+__all__ = ["Decisions", "SuitDistillStage", "add_search_values", "averaged_logits", "build",
+           "check_ready", "collect_decisions", "resume"]

@@ -1,24 +1,24 @@
-"""Stage ``algo: last_deal``: teach a last-deal scorer the exact values of the last deal.
+"""Stage kind ``last_deal``: teach a last-deal scorer the exact values of the last deal.
 
 The policy of ``init_from`` (a PPO run) plays rollouts as in training (the config's
 opponent pool, its moves sampled); every decision of its last deals with a choice is
-solved exactly (``agents.endgame``), until ``last_deal_decisions`` are collected. A
+solved exactly (``agents.endgame``), until ``fit.decisions`` are collected. A
 ``LastDealNet`` (``scopa_policy.last_deal``) is then fitted to them for
-``last_deal_epochs`` passes: the likelihood of the set of best moves (ties free) plus
-``last_deal_regret_coef`` x the expected points lost, Adam with a cosine learning rate.
+``fit.epochs`` passes: the likelihood of the set of best moves (ties free) plus
+``last_deal.regret_coef`` x the expected points lost, Adam with a cosine learning rate.
 A held-out share (the last deals collected) is scored after every epoch: how often the
 argmax is a best move, and the points it loses.
 
-With ``last_deal_ownership_coef`` a training-only head (``OwnershipHead``) reads each
+With ``last_deal.ownership_coef`` a training-only head (``OwnershipHead``) reads each
 move's last hidden layer and every card token, and predicts which of the cards in play
 the mover ends up with when both sides play best after that move (the solver's line,
 ``EndgameSolver.move_outcomes``); its cross-entropy, times the coefficient, joins the
 loss. The head is dropped from the policy file: it only shapes what the scorer learns.
 
-With ``last_deal_suit_augment`` each minibatch's decisions are seen under random
+With ``last_deal.suit_augment`` each minibatch's decisions are seen under random
 renamings of the plain suits (``scopa_env.symmetry``).
 
-The loop, checkpoints, stops and resume are ``scopa_train.supervised``'s: the run writes
+The loop, checkpoints, stops and resume are ``scopa_train.stages.fitting``'s: the run writes
 what a PPO run does (``checkpoints/latest.pt`` every epoch and on a stop, ``final.pt``,
 ``policy.pt``: the PPO network with the scorer beside it) and TensorBoard scalars under
 ``last_deal/``.
@@ -34,13 +34,12 @@ from typing import Any
 
 import numpy as np
 import torch
-import yaml
 from torch import nn
 
 from agents.endgame import EndgameSolver, position_from_obs
 from scopa_env.cards import N_CARDS
 from scopa_env.symmetry import ACTION_MAPS, CARD_MAPS, SUIT_PERMUTATIONS, permute_obs_rows
-from scopa_policy.checkpoint import policy_checkpoint
+from scopa_policy.checkpoint import build_model, load_checkpoint, policy_checkpoint
 from scopa_policy.features import action_inputs_np
 from scopa_policy.last_deal import (
     LastDealConfig,
@@ -52,9 +51,10 @@ from scopa_policy.last_deal import (
 )
 from scopa_policy.network import PolicyNet
 
-from .config import ConfigError, TrainConfig
-from .rollout import best_per_decision
-from .supervised import FlatDecisions, SupervisedStage, length_buckets, play_rollouts
+from ..config import ConfigError, StageConfig
+from ..framework import Log, init_path
+from ..rollout import best_per_decision
+from .fitting import FittingStage, FlatDecisions, length_buckets, play_rollouts
 
 
 @dataclass
@@ -115,19 +115,19 @@ class RecordingTeacher:
                          np.concatenate(self.own) if self.outcomes else None)
 
 
-def collect_positions(policy: PolicyNet, cfg: TrainConfig, log: Callable[[str], None],
+def collect_positions(policy: PolicyNet, cfg: StageConfig, log: Callable[[str], None],
                       halted: Callable[[], str | None] = lambda: None,
                       outcomes: bool | None = None) -> tuple[Positions | None, int]:
-    """At least ``cfg.last_deal_decisions`` labelled decisions from the policy's rollouts
+    """At least ``cfg.fit.decisions`` labelled decisions from the policy's rollouts
     (``play_rollouts``) and the env steps played; None for the positions when
     ``halted()`` says why to stop before they are complete. The moves' outcomes are
     collected with ``outcomes`` (by default: where the ownership loss is on)."""
     if outcomes is None:
-        outcomes = cfg.last_deal_ownership_coef > 0
+        outcomes = cfg.last_deal.ownership_coef > 0
     teacher = RecordingTeacher(EndgameSolver(cfg.make_rules()), outcomes)
     rollouts = play_rollouts(policy, cfg, teacher)
     t0, rollout, env_steps = time.perf_counter(), 0, 0
-    while teacher.decisions < cfg.last_deal_decisions:
+    while teacher.decisions < cfg.fit.decisions:
         if halted() is not None:
             return None, env_steps
         env_steps += next(rollouts)[1]
@@ -231,58 +231,57 @@ def score_heldout(net: LastDealNet, data: Positions, idx: np.ndarray, chunk: int
     return float(np.concatenate(hits).mean()), float(np.concatenate(lost).mean())
 
 
-class LastDealTrainer(SupervisedStage):
+class LastDealStage(FittingStage):
     """The last-deal stage: collect solved last-deal decisions, fit a ``LastDealNet``."""
 
-    TAG = "last_deal"
-    WHAT = "last-deal scorer"
+    KIND = "last_deal"
 
-    def __init__(self, cfg: TrainConfig, run_dir: Path, policy: PolicyNet,
-                 resume: dict[str, Any] | None = None, log: Callable[[str], None] = print
+    def __init__(self, cfg: StageConfig, run_dir: Path, policy: PolicyNet, **kw: Any
                  ) -> None:
         self.policy = policy.eval()
         torch.manual_seed(cfg.seed)
-        self.net = LastDealNet(LastDealConfig(cfg.last_deal_width, cfg.last_deal_layers,
-                                              cfg.last_deal_heads))
-        self.ownership = OwnershipHead(self.net.cfg) if cfg.last_deal_ownership_coef else None
-        super().__init__(cfg, run_dir, resume, log)
+        ld = cfg.last_deal
+        self.net = LastDealNet(LastDealConfig(ld.width, ld.layers, ld.heads))
+        self.ownership = OwnershipHead(self.net.cfg) if ld.ownership_coef else None
+        super().__init__(cfg, run_dir, **kw)
+
+    def describe(self) -> str:
+        from scopa_policy.network import count_parameters
+
+        return f"a last-deal scorer, {count_parameters(self.net):,} parameters"
 
     def trainable(self) -> list[nn.Parameter]:
         head = [] if self.ownership is None else list(self.ownership.parameters())
         return list(self.net.parameters()) + head
 
-    def settings(self) -> tuple[int, int, float, float]:
-        c = self.cfg
-        return c.last_deal_epochs, c.last_deal_batch, c.last_deal_lr, c.last_deal_holdout
-
     def collect(self, halted: Callable[[], str | None]) -> tuple[Positions | None, int]:
-        self.log(f"collecting {self.cfg.last_deal_decisions:,} last-deal decisions")
-        return collect_positions(self.policy, self.cfg, self.log, halted)
+        self.say(f"collecting {self.cfg.fit.decisions:,} last-deal decisions")
+        return collect_positions(self.policy, self.cfg, self.say, halted)
 
     def minibatches(self, data: Positions, train_idx: np.ndarray, rng: np.random.Generator
                     ) -> list[np.ndarray]:
-        """With ``last_deal_buckets`` above 1, minibatches of decisions with about as
+        """With ``last_deal.buckets`` above 1, minibatches of decisions with about as
         many cards in play (``length_buckets``); else plain random ones."""
-        if self.cfg.last_deal_buckets <= 1:
+        if self.cfg.last_deal.buckets <= 1:
             return super().minibatches(data, train_idx, rng)
         order = rng.permutation(train_idx)
         return length_buckets(order, cards_in_play(data.obs[order]), self.batch,
-                              self.cfg.last_deal_buckets, rng)
+                              self.cfg.last_deal.buckets, rng)
 
     def step(self, data: Positions, idx: np.ndarray) -> torch.Tensor:
         suits = None
-        if self.cfg.last_deal_suit_augment:  # seeded by the minibatch: resumes alike
+        if self.cfg.last_deal.suit_augment:  # seeded by the minibatch: resumes alike
             c = self.counters
-            rng = np.random.default_rng((self.cfg.seed, c["epoch"], c["step"]))
+            rng = np.random.default_rng((self.cfg.seed, c.epoch, c.step))
             suits = rng.integers(0, len(SUIT_PERMUTATIONS), len(idx))
         obs, feats, row, col, regret, width, own = _batch(data, idx, suits)
         obs_t, row_t = torch.from_numpy(obs), torch.from_numpy(row)
         tok = tokens(obs, feats, row)
         x, hidden = self.net.trunk(obs_t, torch.from_numpy(feats), row_t, tok)
         loss = best_set_loss(self.net.head(hidden), torch.from_numpy(regret), row_t, len(idx),
-                             width, torch.from_numpy(col), self.cfg.last_deal_regret_coef)
+                             width, torch.from_numpy(col), self.cfg.last_deal.regret_coef)
         if self.ownership is not None:
-            loss = loss + self.cfg.last_deal_ownership_coef * ownership_loss(
+            loss = loss + self.cfg.last_deal.ownership_coef * ownership_loss(
                 self.ownership(x, hidden, row_t), own, row, tok)
         return loss
 
@@ -290,19 +289,23 @@ class LastDealTrainer(SupervisedStage):
         rate, lost = score_heldout(self.net, data, idx)
         return {"best_move_rate": rate, "points_lost_per_decision": lost}
 
-    def checkpoint_parts(self, trained: bool, training: bool) -> dict[str, Any]:
+    def policy_parts(self, training: bool) -> dict[str, Any]:
         """The PPO network, with the scorer beside it once it has been trained at all
         (always in a training checkpoint, with the ownership head if any)."""
+        trained = self.counters.update > 0
         ck = policy_checkpoint(self.policy, self.rules.to_dict(), {},
                                last_deal=self.net if trained or training else None)
         if training and self.ownership is not None:
             ck["ownership_head"] = self.ownership.state_dict()
         return ck
 
-    def load_parts(self, ck: dict[str, Any]) -> None:
+    def eval_policy(self) -> tuple[PolicyNet, LastDealNet]:
+        return self.policy, self.net
+
+    def restore(self, ck: dict[str, Any]) -> None:
         started = "ownership_head" in ck
         if started != (self.ownership is not None):
-            raise ConfigError(f"'last_deal_ownership_coef' cannot be turned "
+            raise ConfigError(f"'last_deal.ownership_coef' cannot be turned "
                               f"{'off' if started else 'on'} on --resume (the run was started "
                               f"{'with' if started else 'without'} the ownership head): start "
                               f"a new run instead")
@@ -311,32 +314,26 @@ class LastDealTrainer(SupervisedStage):
             self.ownership.load_state_dict(ck["ownership_head"])
 
 
-def prepare(cfg: TrainConfig) -> PolicyNet:
-    """The PPO network of ``init_from`` (its last-deal scorer, if any, is replaced)."""
-    from scopa_policy.checkpoint import build_model, load_checkpoint
-
-    from .trainer import init_path
-
-    return build_model(load_checkpoint(init_path(cfg)))
+def check_ready(cfg: StageConfig) -> None:
+    """What can fail before the run folder exists: the starting checkpoint."""
+    build_model(load_checkpoint(init_path(cfg)))
 
 
-def start(cfg: TrainConfig, run_dir: Path, policy: PolicyNet,
-          log: Callable[[str], None] = print) -> dict[str, Any]:
-    """A new run in ``run_dir`` for the PPO network ``policy`` (``prepare``)."""
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
-    return LastDealTrainer(cfg, run_dir, policy, log=log).train()
+def build(cfg: StageConfig, run_dir: Path, log: Log = print, **kw: Any) -> LastDealStage:
+    """A new stage for the PPO network of ``init_from`` (its last-deal scorer, if any,
+    is replaced)."""
+    return LastDealStage(cfg, run_dir, build_model(load_checkpoint(init_path(cfg))), log=log,
+                         **kw)
 
 
-def resume(ck: dict[str, Any], cfg: TrainConfig, run_dir: Path,
-           log: Callable[[str], None] = print) -> dict[str, Any]:
-    from scopa_policy.checkpoint import build_model
-
-    trainer = LastDealTrainer(cfg, run_dir, build_model(ck), resume=ck, log=log)
-    log(f"resuming {run_dir} at epoch {trainer.counters['epoch']}, minibatch "
-        f"{trainer.counters['step']}")
-    return trainer.train()
+def resume(ck: dict[str, Any], cfg: StageConfig, run_dir: Path, log: Log = print,
+           **kw: Any) -> LastDealStage:
+    """The stage of a training checkpoint, where it stopped."""
+    stage = LastDealStage(cfg, run_dir, build_model(ck), log=log, **kw)
+    stage.load(ck)
+    return stage
 
 
-__all__ = ["Positions", "RecordingTeacher", "collect_positions", "LastDealTrainer",
-           "OwnershipHead", "ownership_loss", "best_set_loss", "score_heldout", "prepare",
-           "start", "resume"]
+__all__ = ["LastDealStage", "OwnershipHead", "Positions", "RecordingTeacher", "best_set_loss",
+           "build", "check_ready", "collect_positions", "ownership_loss", "resume",
+           "score_heldout"]

@@ -1,0 +1,150 @@
+"""Recipes: every stage of a config in one run folder, each from the one before; the same
+command again goes on where it stopped; a time limit counts this invocation only; one
+TensorBoard axis for the whole recipe."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from scopa_train import recipe
+from scopa_train.config import load_recipe
+
+ROOT = Path(__file__).resolve().parent.parent
+
+TINY = """
+run: {name: tiny, seed: 7, runs_dir: RUNS}
+rollouts: {num_envs: 16, rollout_steps: 36}
+opponents: {self: 0.5, random: 0.5}
+network: {hidden_size: 32, hidden_layers: 1, action_hidden: 16}
+evaluation: {every_steps: 0}
+checkpoints: {every_steps: 0}
+stages:
+  - name: ppo
+    kind: ppo
+    ppo: {total_env_steps: 2304, update_epochs: 1, num_minibatches: 2}
+  - name: scorer
+    kind: last_deal
+    fit: {decisions: 200, epochs: 2, batch: 64}
+    last_deal: {width: 16, layers: 1, heads: 2}
+  - name: distill
+    kind: suit_distill
+    fit: {decisions: 200, epochs: 1, batch: 64}
+"""
+
+
+def _quiet(_: str) -> None:
+    pass
+
+
+@pytest.fixture
+def tiny(tmp_path: Path) -> Path:
+    path = tmp_path / "tiny.yaml"
+    path.write_text(TINY.replace("RUNS", str(tmp_path / "runs")))
+    return path
+
+
+def _scalars(folder: Path, tag: str) -> list[tuple[int, float]]:
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(folder / "tensorboard"), size_guidance={"scalars": 0})
+    acc.Reload()
+    return [(e.step, e.value) for e in acc.Scalars(tag)]
+
+
+def test_a_recipe_trains_every_stage_from_the_one_before(tiny: Path) -> None:
+    lines: list[str] = []
+    out = recipe.run_recipe(load_recipe(tiny), progress=False, log=lines.append)
+    run = Path(out["run_dir"])
+    assert out["finished"] and out["policy"] == str(run / "distill" / "policy.pt")
+    assert sorted(p.name for p in run.iterdir()) == ["distill", "ppo", "recipe.yaml", "scorer"]
+    for stage in ("ppo", "scorer", "distill"):
+        assert (run / stage / "checkpoints" / "final.pt").is_file()
+    # each stage starts from the policy of the stage before, written into its config
+    scorer = yaml.safe_load((run / "scorer" / "config.yaml").read_text())
+    assert scorer["init_from"] == str(run / "ppo" / "policy.pt")
+    distill = yaml.safe_load((run / "distill" / "config.yaml").read_text())
+    assert distill["init_from"] == str(run / "scorer" / "policy.pt")
+    final = torch.load(run / "distill" / "policy.pt", weights_only=True)
+    assert "last_deal" in final  # the scorer of stage 2, carried by stage 3
+    assert lines[-2] == f"the recipe's policy: {run / 'distill' / 'policy.pt'}"
+    assert lines[-1].startswith("ship it with: python -m scopa_train.report export "
+                                f"{run / 'distill' / 'checkpoints' / 'final.pt'} ")
+    # again: nothing is trained, the same run is named
+    again: list[str] = []
+    out2 = recipe.run_recipe(load_recipe(tiny), progress=False, log=again.append)
+    assert out2["run_dir"] == str(run) and out2["finished"]
+    assert sum("done" in line for line in again) == 3
+    assert not any("run directory" in line for line in again)
+    # --new: another run folder
+    out3 = recipe.run_recipe(load_recipe(tiny), new=True, progress=False, log=_quiet)
+    assert out3["run_dir"] != str(run)
+
+
+def test_the_same_command_again_goes_on_where_it_stopped(tiny: Path) -> None:
+    part = recipe.run_recipe(load_recipe(tiny), progress=False, log=_quiet,
+                             stop_after_updates=2)
+    run = Path(part["run_dir"])
+    assert not part["finished"] and part["counters"]["update"] == 2
+    assert (run / "ppo" / "checkpoints" / "latest.pt").is_file()
+    assert not (run / "scorer").exists()
+    cmd = [sys.executable, str(ROOT / "train.py"), "--config", str(tiny), "--no-progress"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert f"continuing {run}" in done.stdout
+    assert "stage 1/3 'ppo' (ppo): continuing" in done.stdout
+    assert [p.name for p in (tiny.parent / "runs").iterdir()] == [run.name]
+    ck = torch.load(run / "ppo" / "checkpoints" / "final.pt", weights_only=True)
+    assert ck["counters"]["update"] == 4  # 2 before the stop, 2 after
+    assert (run / "distill" / "checkpoints" / "final.pt").is_file()
+    # a run folder given to --resume is the same thing
+    again = subprocess.run([sys.executable, str(ROOT / "train.py"), "--resume", str(run),
+                            "--no-progress"], cwd=ROOT, capture_output=True, text=True,
+                           timeout=300)
+    assert again.returncode == 0 and "the recipe's policy" in again.stdout, again.stderr
+
+
+def test_time_spent_before_a_resume_does_not_count_against_its_limit(tiny: Path) -> None:
+    """The old trap: a run resumed after 90 minutes of training with max_minutes: 90
+    stopped after one update. The limit is this invocation's: a resumed stage with hours
+    on its clock trains on."""
+    part = recipe.run_recipe(load_recipe(tiny), progress=False, log=_quiet,
+                             stop_after_updates=1)
+    latest = Path(part["run_dir"]) / "ppo" / "checkpoints" / "latest.pt"
+    ck = torch.load(latest, weights_only=True)
+    ck["counters"]["wall_seconds"] = 5 * 3600.0  # five hours of training before
+    torch.save(ck, latest)
+    out = recipe.resume(part["run_dir"], ["run.max_minutes=30"], progress=False, log=_quiet)
+    assert out["finished"], out["reason"]
+    doc = yaml.safe_load((Path(part["run_dir"]) / "recipe.yaml").read_text())
+    assert doc["config"]["run"]["max_minutes"] == 30  # the limit was on
+    final = torch.load(Path(part["run_dir"]) / "ppo" / "checkpoints" / "final.pt",
+                       weights_only=True)
+    assert final["counters"]["update"] == 4
+    assert final["counters"]["wall_seconds"] > 5 * 3600.0  # the clock keeps the past
+    # an invocation limit that is reached stops the stage, saved, in one invocation
+    over = load_recipe(tiny, ["run.max_minutes=1e-9", "run.name=over"])
+    stopped = recipe.run_recipe(over, progress=False, log=_quiet)
+    assert not stopped["finished"] and "max_minutes" in stopped["reason"]
+    assert stopped["counters"]["update"] == 1  # the update in progress finishes
+
+
+def test_tensorboard_reads_the_recipe_as_one_curve(tiny: Path) -> None:
+    out = recipe.run_recipe(load_recipe(tiny), progress=False, log=_quiet)
+    run = Path(out["run_dir"])
+    ppo_steps = _scalars(run / "ppo", "charts/env_steps")
+    scorer_steps = _scalars(run / "scorer", "charts/env_steps")
+    distill_minutes = _scalars(run / "distill", "charts/wall_minutes")
+    ppo_minutes = _scalars(run / "ppo", "charts/wall_minutes")
+    # env steps add up over the stages; the step axis is seconds since the recipe began
+    assert ppo_steps[-1][1] == 2304
+    assert all(v > 2304 for _, v in scorer_steps)
+    assert distill_minutes[0][1] >= ppo_minutes[-1][1]
+    assert distill_minutes[0][0] >= ppo_minutes[-1][0]
+    assert _scalars(run / "scorer", "last_deal/heldout_best_move_rate")
+    assert _scalars(run / "distill", "suit_distill/heldout_teacher_agreement")
