@@ -278,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     for name, help_ in (("eval", "evaluate one agent against another (duplicate deals)"),
                         ("ladder", "rate a set of agents in a round robin"),
                         ("exploit", "train a best response to an agent and measure its margin"),
-                        ("train", "self-play training from a YAML config")):
+                        ("train", "train from a YAML config: every stage of a recipe, resumable")):
         sp = sub.add_parser(name, help=help_, add_help=False)
         sp.set_defaults(func=None)
     return p

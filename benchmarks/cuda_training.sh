@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The `device: cuda` path on a machine with a CUDA GPU, in one go (about 6 minutes on one
 # H200 with 16 CPU cores): the CUDA tests, training throughput with the learner on the GPU
-# (deterministic, as the trainer sets it, and with torch's deterministic algorithms
+# (deterministic, as training sets it, and with torch's deterministic algorithms
 # switched off, to price them) and on that machine's CPU, then the training tests with
 # `device: auto` (which picks the GPU there). Each part has its own time limit and writes
 # its own log under OUT (default: ./cuda-check).
@@ -28,14 +28,14 @@ part() {  # part NAME SECONDS COMMAND...: run with a time limit, log to OUT/NAME
 part cuda_tests 150 "$py" -m pytest -q -p no:cacheprovider tests/test_cuda.py -rs
 
 bench=(benchmarks/train_throughput.py --updates 3 --repeats 1 --json)
-part throughput_cuda 110 "$py" "${bench[@]}" --set device=cuda
+part throughput_cuda 110 "$py" "${bench[@]}" --set run.device=cuda
 part throughput_cuda_nondeterministic 110 "$py" -c "
 import runpy, sys, torch
-torch.use_deterministic_algorithms = lambda *a, **k: None  # what the trainer turns on
+torch.use_deterministic_algorithms = lambda *a, **k: None  # what training turns on
 sys.argv = ['train_throughput.py', *sys.argv[1:]]
 runpy.run_path('benchmarks/train_throughput.py', run_name='__main__')
-" "${bench[@]:1}" --set device=cuda
-part throughput_cpu 110 "$py" "${bench[@]}" --set device=cpu
+" "${bench[@]:1}" --set run.device=cuda
+part throughput_cpu 110 "$py" "${bench[@]}" --set run.device=cpu
 
 part training_tests_auto 240 "$py" -m pytest -q -p no:cacheprovider \
   tests/test_train_run.py tests/test_train_units.py tests/test_suit_distill.py \

@@ -7,18 +7,18 @@
         [--threads 1] [--json]
 
 ``collect`` lets the shipped PPO network (``scopa_policy/pretrained/default.pt``) play
-rollouts with the opponent pool of ``configs/last_deal.yaml`` and keeps every last-deal
-decision with a choice, solved exactly with each move's outcome
-(``scopa_train.last_deal.collect_positions``), until ``--decisions`` are saved to
-``--out``.
+rollouts with the opponent pool of stage ``last_deal`` of ``configs/recipe.yaml`` and
+keeps every last-deal decision with a choice, solved exactly with each move's outcome
+(``scopa_train.stages.last_deal_scorer.collect_positions``), until ``--decisions`` are
+saved to ``--out``.
 
 ``fit`` fits one scorer design to the positions of every ``--data`` file (in order) with
-stage 3's loop (``LastDealTrainer``: the same minibatches, loss and cosine learning rate
-as ``configs/last_deal.yaml``, seeded ``--seed``), and scores the held-out decisions, the
-last 2% of the last file, after every epoch: the share where the scorer's move is a best
-one, and the points it loses a decision. ``--ownership C`` adds stage 3's ownership loss
-(``last_deal_ownership_coef``; the shipped design only); ``--buckets N`` draws the
-minibatches as stage 3 does with ``last_deal_buckets: N``. Designs:
+stage 3's loop (``LastDealStage``: the same minibatches, loss and cosine learning rate
+as that stage, seeded ``--seed``), and scores the held-out decisions, the last 2% of the
+last file, after every epoch: the share where the scorer's move is a best one, and the
+points it loses a decision. ``--ownership C`` adds stage 3's ownership loss
+(``last_deal.ownership_coef``; the shipped design only); ``--buckets N`` draws the
+minibatches as stage 3 does with ``last_deal.buckets: N``. Designs:
 
 - ``shipped``: ``scopa_policy.last_deal.LastDealNet``, the recipe's scorer;
 - ``after_states``: every legal move gets its own copy of the card tokens, flagged with
@@ -37,7 +37,6 @@ import json
 import math
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import numpy as np
@@ -59,16 +58,17 @@ from scopa_policy.last_deal import (  # noqa: E402
     _linear,
 )
 from scopa_policy.network import count_parameters  # noqa: E402
-from scopa_train.config import load_config  # noqa: E402
-from scopa_train.last_deal import (  # noqa: E402
-    LastDealTrainer,
+from scopa_train.config import StageConfig, load_config  # noqa: E402
+from scopa_train.stages.last_deal_scorer import (  # noqa: E402
+    LastDealStage,
     OwnershipHead,
     Positions,
     collect_positions,
 )
 
 ROOT = Path(__file__).resolve().parents[1]
-CONFIG = ROOT / "configs" / "last_deal.yaml"
+CONFIG = ROOT / "configs" / "recipe.yaml"
+STAGE = "last_deal"  # the recipe's stage 3, the shipped scorer's
 SHIPPED = ROOT / "scopa_policy" / "pretrained" / "default.pt"
 HELD_OUT = 0.02  # of the last --data file
 
@@ -180,15 +180,22 @@ def load_positions(paths: list[Path]) -> tuple[Positions, int]:
     return data, len(files[-1]["count"])
 
 
-class DesignTrainer(LastDealTrainer):
-    """Stage 3's trainer fitting ``design`` in place of the shipped scorer; the held-out
-    decisions are the last ``held`` ones."""
+def stage_config(overrides: list[str]) -> StageConfig:
+    """Stage 3 of the recipe with ``overrides`` (``SECTION.KEY=VALUE``) on it."""
+    return load_config(CONFIG, [f"{STAGE}.{o}" for o in overrides], stage=STAGE)
 
-    def __init__(self, cfg, run_dir: Path, design: type[LastDealNet], held: int) -> None:
-        super().__init__(cfg, run_dir, build_model(load_checkpoint(SHIPPED)), log=lambda _: None)
+
+class DesignStage(LastDealStage):
+    """Stage 3 fitting ``design`` in place of the shipped scorer; the held-out decisions
+    are the last ``held`` ones."""
+
+    def __init__(self, cfg: StageConfig, run_dir: Path, design: type[LastDealNet],
+                 held: int) -> None:
+        super().__init__(cfg, run_dir, build_model(load_checkpoint(SHIPPED)),
+                         log=lambda _: None)
         torch.manual_seed(cfg.seed)
-        self.net = design(LastDealConfig(cfg.last_deal_width, cfg.last_deal_layers,
-                                         cfg.last_deal_heads))
+        ld = cfg.last_deal
+        self.net = design(LastDealConfig(ld.width, ld.layers, ld.heads))
         if self.ownership is not None:
             self.ownership = OwnershipHead(self.net.cfg)
         self.optimizer = torch.optim.Adam(self.trainable(), lr=self.lr)
@@ -201,27 +208,23 @@ class DesignTrainer(LastDealTrainer):
 def fit(design: str, epochs: int, data_paths: list[Path], seed: int, threads: int,
         ownership: float = 0.0, buckets: int = 0) -> dict:
     data, last = load_positions(data_paths)
-    cfg = load_config(CONFIG, [f"seed={seed}", f"last_deal_epochs={epochs}",
-                               f"torch_threads={threads}",
-                               f"last_deal_ownership_coef={ownership}",
-                               f"last_deal_buckets={buckets}"])
+    cfg = stage_config([f"run.seed={seed}", f"fit.epochs={epochs}",
+                        f"run.torch_threads={threads}",
+                        f"last_deal.ownership_coef={ownership}",
+                        f"last_deal.buckets={buckets}"])
     from torch.utils.tensorboard import SummaryWriter
 
     with tempfile.TemporaryDirectory() as tmp:
-        trainer = DesignTrainer(cfg, Path(tmp), DESIGNS[design], max(1, int(last * HELD_OUT)))
-        trainer.writer = SummaryWriter(tmp)
-        t0 = time.perf_counter()
-
-        def clock() -> None:  # the loop's stop check; keeps the minutes it reports
-            trainer.counters["wall_seconds"] = time.perf_counter() - t0
-
-        trainer._fit(data, clock)
-        trainer.writer.close()
+        # the stage's clock (counters.wall_seconds, the minutes reported) starts here
+        stage = DesignStage(cfg, Path(tmp), DESIGNS[design], max(1, int(last * HELD_OUT)))
+        stage.writer = SummaryWriter(tmp)
+        stage._fit(data)
+        stage.writer.close()
         epochs_out = [json.loads(line) for line in
                       (Path(tmp) / "evaluations.jsonl").read_text().splitlines()]
     return {"design": design, "ownership": ownership, "buckets": buckets,
-            "parameters": count_parameters(trainer.net),
-            "decisions": len(data), "held_out": trainer.held, "seed": seed,
+            "parameters": count_parameters(stage.net),
+            "decisions": len(data), "held_out": stage.held, "seed": seed,
             "threads": threads,
             "epochs": [{"epoch": e["epoch"], "minutes": e["wall_seconds"] / 60,
                         "best_move_rate": e["heldout_best_move_rate"],
@@ -245,7 +248,7 @@ def main(argv: list[str] | None = None) -> int:
     f.add_argument("--ownership", type=float, default=0.0, metavar="COEF",
                    help="weight of stage 3's ownership loss (shipped design only)")
     f.add_argument("--buckets", type=int, default=0, metavar="N",
-                   help="stage 3's last_deal_buckets: N minibatches sorted by cards in play "
+                   help="stage 3's last_deal.buckets: N minibatches sorted by cards in play "
                         "(0: plain random minibatches)")
     f.add_argument("--seed", type=int, default=5)
     f.add_argument("--threads", type=int, default=1, help="torch threads")
@@ -254,8 +257,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "collect":
         if args.decisions < 1:
             p.error(f"--decisions must be at least 1, got {args.decisions}")
-        cfg = load_config(CONFIG, [f"seed={args.seed}", f"num_envs={args.num_envs}",
-                                   f"last_deal_decisions={args.decisions}"])
+        cfg = stage_config([f"run.seed={args.seed}", f"rollouts.num_envs={args.num_envs}",
+                            f"fit.decisions={args.decisions}"])
         torch.manual_seed(args.seed)
         policy = build_model(load_checkpoint(SHIPPED)).eval()
         data, _ = collect_positions(policy, cfg, print, outcomes=True)

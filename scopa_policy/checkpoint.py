@@ -143,9 +143,25 @@ def _refusal(p: Path, e: Exception) -> str:
 
 def checkpoint_file(path: str | Path) -> Path:
     """The file a checkpoint path names: itself, or a run directory's
-    ``checkpoints/latest.pt``."""
+    ``checkpoints/latest.pt`` (a recipe's run directory: its last stage's)."""
     p = Path(path)
-    return p / "checkpoints" / "latest.pt" if p.is_dir() else p
+    if not p.is_dir():
+        return p
+    if not (p / "checkpoints").is_dir():
+        p = _last_stage(p) or p
+    return p / "checkpoints" / "latest.pt"
+
+
+def _last_stage(run: Path) -> Path | None:
+    """The folder of a recipe run's last stage, as its ``recipe.yaml`` lists them."""
+    import yaml
+
+    try:
+        doc = yaml.safe_load((run / "recipe.yaml").read_text())
+        name = doc["config"]["stages"][-1]["name"]
+    except (OSError, yaml.YAMLError, KeyError, IndexError, TypeError):
+        return None
+    return run / str(name)
 
 
 def load_checkpoint(path: str | Path, kind: str | None = None) -> dict[str, Any]:

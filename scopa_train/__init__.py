@@ -1,4 +1,13 @@
-"""PPO self-play training for Scopa: config, rollouts, PPO, the trainer, reports and CLI.
+"""Training for Scopa: configs in sections, stages on one framework, recipes of stages.
+
+- ``config``: the typed, sectioned configuration of a stage (``StageConfig``) and of a
+  recipe (``Recipe``: ``stages:`` run in order), loaded from YAML plus ``--set``;
+- ``framework``: what every stage kind shares (counters, checkpoints, stops, the clock,
+  progress, TensorBoard, evaluation);
+- ``stages``: the stage kinds (``ppo``, ``last_deal``, ``suit_distill``);
+- ``recipe``: runs a config's stages into one run folder, resumable by running it again;
+- ``rollout``, ``ppo``, ``search_labels``, ``evaluation``, ``ray_backend``: the pieces the
+  stages use; ``report``, ``exploit``, ``cli``: commands.
 
 The network, its move features and the checkpoint format live in ``scopa_policy`` (the
 inference layer below this one), which is imported first so that its thread settings

@@ -678,7 +678,10 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
         key, raw = (s.strip() for s in item.split("=", 1))
         parts = key.split(".")
         target = data
-        if parts[0] in stage_names and len(parts) > 1:
+        # a stage's name first, unless it is a section's and a key of that section follows
+        is_section_key = parts[0] in SECTIONS and len(parts) == 2 and parts[1] in {
+            f.name for f in dataclasses.fields(SECTIONS[parts[0]])}
+        if parts[0] in stage_names and len(parts) > 1 and not is_section_key:
             target = data["stages"][stage_names.index(parts[0])]
             parts = parts[1:]
         head = parts[0]
@@ -755,9 +758,16 @@ def load_recipe(path: str | Path | None, overrides: list[str] | None = None,
 
 
 def load_config(path: str | Path | None, overrides: list[str] | None = None,
-                base: dict[str, Any] | None = None) -> StageConfig:
-    """The one stage of a config without ``stages:`` (for tools that train one stage)."""
+                base: dict[str, Any] | None = None, stage: str | None = None) -> StageConfig:
+    """The one stage of a config without ``stages:``, or the stage named ``stage`` of a
+    recipe (for tools that train or measure one stage)."""
     recipe = load_recipe(path, overrides, base)
+    if stage is not None:
+        names = [s.name for s in recipe.stages]
+        if stage not in names:
+            raise ConfigError(f"config file {str(path)!r} has no stage {stage!r}; its "
+                              f"stages: {', '.join(names)}")
+        return recipe.stages[names.index(stage)]
     if recipe.staged:
         raise ConfigError(f"config file {str(path)!r} lists stages; this command trains one "
                           f"stage: use train.py --config for a recipe")

@@ -152,6 +152,11 @@ def run_recipe(recipe: Recipe, *, new: bool = False, run_dir: Path | None = None
         label = f"stage {i}/{len(recipe.stages)} {cfg.name!r} ({cfg.kind})"
         if state == "done":
             log(f"{label}: done ({folder})")
+        elif deadline is not None and time.perf_counter() >= deadline:
+            log(f"run.max_minutes={recipe.run.max_minutes:g} of this invocation reached "
+                f"before {label}; run the same command again to continue")
+            return {**out, "run_dir": str(run_dir), "finished": False,
+                    "reason": "run.max_minutes reached"}
         else:
             log(f"{label}: {'continuing' if state == 'stopped' else 'starting'} in {folder}")
             out = _run_stage(cfg, folder, state, progress=progress, log=log,

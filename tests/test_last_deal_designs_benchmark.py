@@ -77,7 +77,7 @@ def test_each_design_fits_and_is_scored_on_the_last_files_tail(bench, positions)
 
 def test_the_ownership_loss_fits_beside_the_shipped_design(bench, positions) -> None:
     res = bench.fit("shipped", 1, [positions], seed=2, threads=1, ownership=0.5, buckets=4)
-    assert res["ownership"] == 0.5  # the head is the trainer's, not the scorer's
+    assert res["ownership"] == 0.5  # the head is the stage's, not the scorer's
     assert res["buckets"] == 4
     assert res["parameters"] == count_parameters(LastDealNet(LastDealConfig()))
     assert 0 <= res["epochs"][0]["best_move_rate"] <= 1

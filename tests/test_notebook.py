@@ -52,8 +52,9 @@ def test_tour_notebook_runs() -> None:
 
 def test_train_and_watch_notebook_runs(tmp_path: Path) -> None:
     nb = execute("train_and_watch.ipynb", {
-        "OVERRIDES": ["total_env_steps=1152", "eval_every_steps=576", "eval_hands=4",
-                      "eval_opponents=[random, greedy]", "best_metric=greedy"],
+        "OVERRIDES": ["ppo.total_env_steps=1152", "evaluation.every_steps=576",
+                      "evaluation.hands=4", "evaluation.opponents=[random, greedy]",
+                      "evaluation.best_metric=greedy"],
         "EVAL_HANDS": 8, "RUNS_DIR": str(tmp_path)})
     text = text_of(nb)
     assert "trained 1,152 env steps" in text

@@ -75,6 +75,11 @@ def test_a_recipe_trains_every_stage_from_the_one_before(tiny: Path) -> None:
     assert lines[-2] == f"the recipe's policy: {run / 'distill' / 'policy.pt'}"
     assert lines[-1].startswith("ship it with: python -m scopa_train.report export "
                                 f"{run / 'distill' / 'checkpoints' / 'final.pt'} ")
+    # the run folder is an agent: its last stage's policy
+    import agents
+    from agents.evaluate import evaluate
+
+    assert evaluate(agents.make_agent(f"ckpt:{run}", seed=0), "random", hands=2, seed=1).hands == 2
     # again: nothing is trained, the same run is named
     again: list[str] = []
     out2 = recipe.run_recipe(load_recipe(tiny), progress=False, log=again.append)

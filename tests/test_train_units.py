@@ -71,6 +71,18 @@ def test_overrides_reach_one_stage_of_a_recipe() -> None:
     assert by_name["finetune"].ppo.gamma == 0.5 and by_name["ppo"].ppo.gamma == 1.0
     # a top-level override is under each stage's own settings
     assert by_name["last_deal"].fit.epochs == 9 and by_name["ppo"].fit.epochs == 2
+    # a stage named like a section: SECTION.KEY is the section, STAGE.SECTION.KEY the stage
+    recipe = load_recipe(CONFIGS / "recipe.yaml", ["ppo.ppo.gamma=0.5", "ppo.vf_coef=0.25",
+                                                   "last_deal.buckets=4",
+                                                   "last_deal.last_deal.heads=8"])
+    by_name = {s.name: s for s in recipe.stages}
+    assert by_name["ppo"].ppo.gamma == 0.5 and by_name["finetune"].ppo.gamma == 1.0
+    assert all(s.ppo.vf_coef == 0.25 for s in recipe.stages)
+    assert by_name["last_deal"].last_deal.buckets == 16  # the stage's own setting wins
+    assert by_name["last_deal"].last_deal.heads == 8 and by_name["ppo"].last_deal.heads == 4
+    assert load_config(CONFIGS / "recipe.yaml", stage="finetune").ppo.endgame_coef == 1.0
+    with pytest.raises(ConfigError, match="has no stage 'nope'; its stages: ppo, finetune"):
+        load_config(CONFIGS / "recipe.yaml", stage="nope")
 
 
 @pytest.mark.parametrize("overrides, words", [

@@ -31,7 +31,7 @@ earlier run's values (``distill.search_values``) to fit the same decisions other
 
 The policy file holds the student as the PPO network (its value head is the teacher's,
 untrained here) and the ``init_from`` checkpoint's last-deal scorer unchanged. Loop,
-checkpoints, stops and resume: ``scopa_train.supervised`` (a training checkpoint also
+checkpoints, stops and resume: ``scopa_train.stages.fitting`` (a training checkpoint also
 holds the teacher, so that a resumed run collects the same decisions).
 """
 
