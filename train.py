@@ -1,4 +1,5 @@
-"""Train a Scopa agent with PPO self-play: ``python train.py --config configs/default.yaml``.
+"""Train a Scopa agent: ``python train.py --config configs/recipe.yaml`` (every stage of a
+config, in one run folder; the same command again continues it).
 
 See ``python train.py --help`` and ``--help-config``; the code lives in ``scopa_train``.
 """

@@ -12,7 +12,7 @@ with the weights trained for that game's rules (the match's target score aside) 
 refuses, with a message naming the rule sets it has, a game it has no weights for.
 
 A checkpoint with a last-deal scorer (``scopa_policy.last_deal``, trained by the
-``algo: last_deal`` stage) plays the decisions of a 2-player last deal (deck empty) with
+``last_deal`` stage kind) plays the decisions of a 2-player last deal (deck empty) with
 it, and every other decision with the policy network; the shipped 2-player weights have
 one. ``act_batch`` scores all decisions with a choice in one set of products (the moves
 ``act`` would choose, one decision at a time). ``endgame="exact"`` (the spec

@@ -216,6 +216,9 @@ SECTIONS: dict[str, type] = {
     "network": NetworkSection, "ppo": PPOSection, "fit": FitSection,
     "last_deal": LastDealSection, "distill": DistillSection,
     "evaluation": EvaluationSection, "checkpoints": CheckpointsSection}
+# the stage kinds that read a section (the others are read by every kind)
+SECTION_KINDS = {"ppo": ("ppo",), "checkpoints": ("ppo",), "fit": ("last_deal", "suit_distill"),
+                 "last_deal": ("last_deal",), "distill": ("suit_distill",)}
 # the settings of a stage besides its sections (``opponents`` is a mapping of weights)
 STAGE_KEYS = ("name", "kind", "init_from", "opponents")
 PREVIOUS = "previous-stage"  # init_from of a recipe stage: the policy of the stage before
@@ -556,9 +559,13 @@ def _validate_rules(cfg: StageConfig) -> None:
 
 
 # -- from mappings: stages and recipes -------------------------------------------------
-def _old_keys(keys: Any, source: str) -> None:
-    """One line per key of the old flat layout, naming its new place."""
-    old = [k for k in keys if k in OLD_KEYS and k not in SECTIONS and k not in STAGE_KEYS]
+def _old_keys(data: dict[str, Any], source: str, single: bool = False) -> None:
+    """One line per key of the old flat layout, naming its new place (``rules: scopa``
+    too, and, in a config of one stage, a ``name`` that is not the run's)."""
+    run = data.get("run") if isinstance(data.get("run"), dict) else {}
+    old = [k for k, v in data.items() if k in OLD_KEYS and (
+        (k not in SECTIONS and k not in STAGE_KEYS) or (k in SECTIONS and not isinstance(v, dict))
+        or (k == "name" and single and v != run.get("name", RunSection.name)))]
     if old:
         raise ConfigError("\n".join(
             f"{source}: config key {k!r} is from the old flat layout; it is now "
@@ -621,7 +628,7 @@ def recipe_from_dict(data: Any, source: str = "config") -> Recipe:
         raise ConfigError(f"{source} must be a mapping of keys to values, got "
                           f"{type(data).__name__}")
     if "stages" not in data:
-        return Recipe(data, [stage_from_dict(_single(data), source)], staged=False)
+        return Recipe(data, [stage_from_dict(_single(data, source), source)], staged=False)
     stages = data["stages"]
     if not isinstance(stages, list) or not stages:
         raise ConfigError(f"config key 'stages' in {source} must be a non-empty list of "
@@ -650,8 +657,9 @@ def recipe_from_dict(data: Any, source: str = "config") -> Recipe:
     return Recipe(data, out, staged=True)
 
 
-def _single(data: dict[str, Any]) -> dict[str, Any]:
+def _single(data: dict[str, Any], source: str) -> dict[str, Any]:
     """A config without ``stages``: one stage named after the run."""
+    _old_keys(data, source, single=True)
     run = data.get("run", {})
     name = run.get("name", RunSection.name) if isinstance(run, dict) else RunSection.name
     return {"name": name, **data}
@@ -703,6 +711,8 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
             if not isinstance(section, dict):
                 raise ConfigError(f"config section {head!r} must be a mapping, got {section!r}")
             section[parts[1]] = value
+            if target is data:
+                _check_reaches_a_stage(data, head, parts[1], item)
         elif head == "opponents" and len(parts) > 1:
             current = target.get("opponents", dict(DEFAULT_OPPONENTS))
             if not isinstance(current, dict):
@@ -717,6 +727,18 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
                               f"init_from" + (f", after a stage name ({', '.join(stage_names)})"
                                               if stage_names else ""))
     return data
+
+
+def _check_reaches_a_stage(data: dict[str, Any], section: str, key: str, item: str) -> None:
+    """A top-level ``--set`` that every stage using the section overrides itself would
+    change nothing: refused, naming the stages."""
+    kinds = SECTION_KINDS.get(section, STAGE_KINDS)
+    users = [st for st in data.get("stages") or [] if isinstance(st, dict)
+             and st.get("kind") in kinds]
+    if users and all(isinstance(st.get(section), dict) and key in st[section] for st in users):
+        names = ", ".join(str(st.get("name")) for st in users)
+        raise ConfigError(f"--set {item} changes no stage: every stage that uses it ({names}) "
+                          f"sets {section}.{key} itself; give STAGE.{section}.{key}=VALUE")
 
 
 def read_config_file(path: str | Path) -> dict[str, Any]:

@@ -281,6 +281,8 @@ class Stage:
         try:
             self.restore(ck)
             self.optimizer.load_state_dict(ck["optimizer"])
+        except ConfigError:  # the config, not the checkpoint, is at fault
+            raise
         except (ValueError, RuntimeError, KeyError, TypeError) as e:
             raise CheckpointError(f"checkpoint {ck.get('path')!r} does not fit this config's "
                                   f"networks/optimizer: {str(e).splitlines()[0]}") from None

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -40,6 +41,7 @@ from .stages import last_deal_scorer, ppo_selfplay, suit_distill
 KINDS: dict[str, ModuleType] = {"ppo": ppo_selfplay, "last_deal": last_deal_scorer,
                                 "suit_distill": suit_distill}
 RECIPE_FILE = "recipe.yaml"
+SHAPE_KEYS = ("width", "layers", "heads")  # of the last-deal scorer
 
 
 def stage_dir(run_dir: Path, recipe: Recipe, cfg: StageConfig) -> Path:
@@ -54,8 +56,18 @@ def stage_state(folder: Path) -> str:
 
 
 def write_recipe(run_dir: Path, recipe: Recipe) -> None:
-    doc = {"digest": recipe.digest(), "config": recipe.data}
-    (run_dir / RECIPE_FILE).write_text(yaml.safe_dump(doc, sort_keys=False))
+    """``recipe.yaml``: the config the run goes on with, and the digest of the config it
+    was started with (kept: the command that started the run finds it again after a
+    ``--resume RUN --set ...``)."""
+    f = run_dir / RECIPE_FILE
+    digest = recipe.digest()
+    if f.is_file():
+        try:
+            digest = yaml.safe_load(f.read_text()).get("digest") or digest
+        except (OSError, yaml.YAMLError, AttributeError):
+            pass
+    doc = {"digest": digest, "config": recipe.data}
+    f.write_text(yaml.safe_dump(doc, sort_keys=False))
 
 
 def read_recipe(run_dir: Path) -> dict[str, Any]:
@@ -106,11 +118,17 @@ def check_fits(recipe: Recipe, run_dir: Path) -> None:
         if stage_state(folder) == "new" or not saved.is_file():
             continue
         old = yaml.safe_load(saved.read_text()) or {}
-        for section in ("network", "last_deal"):
-            if old.get(section) != dataclasses.asdict(getattr(cfg, section)):
-                raise ConfigError(f"{folder}: the {section} section does not fit this "
-                                  f"config's network as trained there ({old.get(section)}); "
-                                  f"start a new run to change it")
+        if old.get("kind") != cfg.kind:
+            raise ConfigError(f"{folder} holds a {old.get('kind')!r} stage; 'kind' cannot "
+                              f"change on a resume: start a new run instead")
+        shapes = {"network": dataclasses.asdict(cfg.network),
+                  "last_deal": {k: getattr(cfg.last_deal, k) for k in SHAPE_KEYS}}
+        for section, shape in shapes.items():
+            was = {k: (old.get(section) or {}).get(k) for k in shape}
+            if was != shape:
+                raise ConfigError(f"{folder}: the {section} section {shape} does not fit this "
+                                  f"config's network as trained there ({was}); start a new "
+                                  f"run to change it")
 
 
 def ship_command(policy_ck: Path, rules: Any) -> str:
@@ -128,7 +146,8 @@ def run_recipe(recipe: Recipe, *, new: bool = False, run_dir: Path | None = None
                progress: bool = True, log: Log = print,
                stop_after_updates: int | None = None) -> dict[str, Any]:
     """Train every stage not yet done, in order; the outcome of the last stage run, with
-    ``run_dir``, ``finished`` (all stages done) and ``policy``."""
+    ``run_dir``, ``finished`` (all stages done) and ``policy``. Given ``run_dir`` (a
+    resume), its ``recipe.yaml`` becomes this recipe once a stage accepts it."""
     for cfg in recipe.stages:  # what can fail before any folder exists
         if cfg.init_from != PREVIOUS:
             KINDS[cfg.kind].check_ready(cfg)
@@ -149,6 +168,8 @@ def run_recipe(recipe: Recipe, *, new: bool = False, run_dir: Path | None = None
         if cfg.init_from == PREVIOUS:
             cfg = dataclasses.replace(cfg, init_from=str(previous))
         state = stage_state(folder)
+        if state == "done" and _changed(cfg, folder):
+            state = "stopped"  # e.g. a bigger budget given on a resume: it trains on
         label = f"stage {i}/{len(recipe.stages)} {cfg.name!r} ({cfg.kind})"
         if state == "done":
             log(f"{label}: done ({folder})")
@@ -159,7 +180,8 @@ def run_recipe(recipe: Recipe, *, new: bool = False, run_dir: Path | None = None
                     "reason": "run.max_minutes reached"}
         else:
             log(f"{label}: {'continuing' if state == 'stopped' else 'starting'} in {folder}")
-            out = _run_stage(cfg, folder, state, progress=progress, log=log,
+            out = _run_stage(cfg, folder, state, ready=lambda: write_recipe(run_dir, recipe),
+                             progress=progress, log=log,
                              clock_offset=clock, steps_offset=steps, deadline=deadline,
                              stop_after_updates=stop_after_updates)
             if not out["finished"]:
@@ -179,9 +201,26 @@ def run_recipe(recipe: Recipe, *, new: bool = False, run_dir: Path | None = None
             "policy": str(final / "policy.pt"), "minutes": clock / 60}
 
 
+def _changed(cfg: StageConfig, folder: Path) -> bool:
+    """Whether a stage's config differs from the one it was trained with, aside from
+    where it starts (the same file may be named another way) and the invocation's time
+    limit."""
+    try:
+        saved = yaml.safe_load((folder / "config.yaml").read_text()) or {}
+    except (OSError, yaml.YAMLError):
+        return False
+    now = cfg.to_dict()
+    for d in (saved, now):
+        d.pop("init_from", None)
+        if isinstance(d.get("run"), dict):
+            d["run"].pop("max_minutes", None)
+    return saved != now
+
+
 def _run_stage(cfg: StageConfig, folder: Path, state: str, *, stop_after_updates: int | None,
-               **kw: Any) -> dict[str, Any]:
-    """Build (or resume) one stage in ``folder`` and train it."""
+               ready: Callable[[], None] = lambda: None, **kw: Any) -> dict[str, Any]:
+    """Build (or resume) one stage in ``folder`` and train it; ``ready()`` is called
+    once the stage is built (a refused resume changes nothing)."""
     kind = KINDS[cfg.kind]
     if state == "stopped":
         clean_run_temps(folder, kw["log"])
@@ -193,6 +232,7 @@ def _run_stage(cfg: StageConfig, folder: Path, state: str, *, stop_after_updates
     else:
         folder.mkdir(parents=True, exist_ok=True)
         stage = kind.build(cfg, folder, **kw)
+    ready()
     write_config(cfg, folder)
     return stage.train(stop_after_updates)
 
@@ -200,7 +240,7 @@ def _run_stage(cfg: StageConfig, folder: Path, state: str, *, stop_after_updates
 def start(cfg: StageConfig, progress: bool = True, stop_after_updates: int | None = None,
           log: Log = print, **kw: Any) -> dict[str, Any]:
     """A new run of one stage: ``runs_dir/NAME-TIMESTAMP/`` (resumable as any run)."""
-    recipe = recipe_from_dict(cfg.to_dict(), "config")
+    recipe = recipe_from_dict({**cfg.to_dict(), "name": cfg.run.name}, "config")
     return run_recipe(recipe, new=True, progress=progress, log=log,
                       stop_after_updates=stop_after_updates, **kw)
 
@@ -216,7 +256,6 @@ def resume(path: str | Path, overrides: list[str] | None = None, progress: bool 
         recipe = recipe_from_dict(apply_overrides(doc["config"], overrides or []),
                                   str(p / RECIPE_FILE))
         check_fits(recipe, p)
-        write_recipe(p, recipe)
         return run_recipe(recipe, run_dir=p, progress=progress, log=log,
                           stop_after_updates=stop_after_updates)
     return _resume_stage(p, overrides or [], progress, stop_after_updates, log)

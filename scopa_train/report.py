@@ -37,7 +37,10 @@ def plot_curve(run_dir: Path, out: Path, opponents: tuple[str, ...] | None = Non
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    evals = load_evaluations(run_dir)
+    evals = [e for e in load_evaluations(run_dir) if "margins" in e]
+    if not evals:
+        raise ValueError(f"{run_dir}/evaluations.jsonl holds no evaluation against "
+                         f"opponents (a stage with evaluation.every_steps: 0?)")
     if opponents is None:
         opponents = tuple(dict.fromkeys(spec for e in evals for spec in e["margins"]
                                         if spec != "random"))
@@ -180,12 +183,16 @@ def strength(ckpt: str, against: list[str], hands: int, seed: int, workers: int
 
 
 def throughput(run_dir: Path) -> dict[str, float]:
-    """Means over the run of the logged environment and learner rates."""
+    """Medians over a PPO stage of the logged environment and learner rates, its
+    minutes and env steps (the recipe's, in a later stage)."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     ea = EventAccumulator(str(Path(run_dir) / "tensorboard"), size_guidance={"scalars": 0})
     ea.Reload()
     out = {}
+    if "charts/env_steps_per_second" not in ea.Tags().get("scalars", []):
+        raise ValueError(f"{run_dir} has no PPO throughput scalars (a fitting stage, or no "
+                         f"update yet)")
     for tag in ("charts/env_steps_per_second", "charts/learner_samples_per_second",
                 "charts/wall_minutes", "charts/env_steps"):
         vals = [s.value for s in ea.Scalars(tag)]

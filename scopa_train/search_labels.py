@@ -1,6 +1,6 @@
 """A search agent's move values for decisions given as observations, in worker processes.
 
-Used by the suit-distillation stage (``distill_search``): a ``pimc`` agent (anything
+Used by the suit-distillation stage (``distill.search``): a ``pimc`` agent (anything
 with a ``scores(info)`` method giving one value per legal move, in points) scores each
 decision from the information set its observation encodes
 (``scopa_env.observation.decode_info``), its legal moves regenerated in the

@@ -1,4 +1,4 @@
-"""The ``device: cuda`` path: a learner on a GPU repeats itself for a seed (two processes,
+"""The ``run.device: cuda`` path: a learner on a GPU repeats itself for a seed (two processes,
 and a stopped-and-resumed run), and what it writes loads and plays on the CPU.
 
 These run only where torch sees a CUDA GPU (CI machines have none; the figures of a run
@@ -15,7 +15,7 @@ import pytest
 import torch
 
 from agents.evaluate import evaluate
-from scopa_train import trainer
+from scopa_train import recipe
 from scopa_train.config import load_config
 
 pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
@@ -23,10 +23,10 @@ pytestmark = pytest.mark.skipif(not torch.cuda.is_available(),
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = ROOT / "configs" / "smoke.yaml"
-# the default config's network and minibatch shape, few games: the kernels training uses
-SMALL = ["device=cuda", "num_envs=256", "num_minibatches=2", "eval_every_steps=0",
-         "checkpoint_every_steps=0", "hidden_size=256", "hidden_layers=2",
-         "action_hidden=128"]
+# the recipe's network and minibatch shape, few games: the kernels training uses
+SMALL = ["run.device=cuda", "rollouts.num_envs=256", "ppo.num_minibatches=2",
+         "evaluation.every_steps=0", "checkpoints.every_steps=0", "network.hidden_size=256",
+         "network.hidden_layers=2", "network.action_hidden=128"]
 
 
 def _quiet(_: str) -> None:
@@ -45,11 +45,11 @@ def _assert_equal(a: dict[str, torch.Tensor], b: dict[str, torch.Tensor]) -> Non
 
 def test_two_cuda_runs_give_the_same_weights(tmp_path: Path) -> None:
     """Each run is its own process, so cuBLAS is set up afresh (CUBLAS_WORKSPACE_CONFIG
-    comes from the trainer, not from this test's environment)."""
+    comes from the training stage, not from this test's environment)."""
     weights = []
     for name in ("a", "b"):
         cmd = [sys.executable, str(ROOT / "train.py"), "--config", str(SMOKE), "--no-progress",
-               "--set", f"runs_dir={tmp_path / name}", "--set", "total_env_steps=27648"]
+               "--set", f"run.runs_dir={tmp_path / name}", "--set", "ppo.total_env_steps=27648"]
         for o in SMALL:
             cmd += ["--set", o]
         env = {k: v for k, v in os.environ.items() if k != "CUBLAS_WORKSPACE_CONFIG"}
@@ -62,21 +62,21 @@ def test_two_cuda_runs_give_the_same_weights(tmp_path: Path) -> None:
 
 def test_stopped_and_resumed_cuda_run_equals_a_straight_run(tmp_path: Path) -> None:
     def cfg(name: str):
-        return load_config(SMOKE, [*SMALL, f"runs_dir={tmp_path / name}",
-                                   "total_env_steps=36864"])
+        return load_config(SMOKE, [*SMALL, f"run.runs_dir={tmp_path / name}",
+                                   "ppo.total_env_steps=36864"])
 
-    straight = trainer.start(cfg("a"), progress=False, log=_quiet)
-    part = trainer.start(cfg("b"), progress=False, stop_after_updates=2, log=_quiet)
+    straight = recipe.start(cfg("a"), progress=False, log=_quiet)
+    part = recipe.start(cfg("b"), progress=False, stop_after_updates=2, log=_quiet)
     assert not part["finished"] and part["counters"]["update"] == 2
-    resumed = trainer.resume(part["run_dir"], progress=False, log=_quiet)
+    resumed = recipe.resume(part["run_dir"], progress=False, log=_quiet)
     assert resumed["finished"] and resumed["counters"]["update"] == 4
     _assert_equal(_weights(straight["checkpoint"]), _weights(resumed["checkpoint"]))
 
 
 def test_a_cuda_trained_policy_plays_on_the_cpu(tmp_path: Path) -> None:
-    run = trainer.start(load_config(SMOKE, [*SMALL, f"runs_dir={tmp_path}",
-                                            "total_env_steps=9216"]),
-                        progress=False, log=_quiet)
+    run = recipe.start(load_config(SMOKE, [*SMALL, f"run.runs_dir={tmp_path}",
+                                           "ppo.total_env_steps=9216"]),
+                       progress=False, log=_quiet)
     policy = Path(run["run_dir"]) / "policy.pt"
     ck = torch.load(policy, weights_only=True)  # no map_location: CPU tensors on disk
     assert all(v.device.type == "cpu" for v in ck["model"].values())

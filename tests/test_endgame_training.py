@@ -1,4 +1,4 @@
-"""The exact last-deal teacher in training (``endgame_coef``) and ``init_from``."""
+"""The exact last-deal teacher in training (``ppo.endgame_coef``) and ``init_from``."""
 
 from __future__ import annotations
 
@@ -14,8 +14,9 @@ from scopa_env.observation import DECK_COUNT
 from scopa_env.rules import make_rules
 from scopa_env.vector import VectorScopaEnv
 from scopa_policy.network import NetConfig, PolicyNet
-from scopa_train import trainer
+from scopa_train import recipe
 from scopa_train.config import load_config
+from scopa_train.framework import starting_weights
 from scopa_train.ppo import ppo_update
 from scopa_train.rollout import RolloutCollector
 
@@ -79,19 +80,19 @@ def test_the_teacher_lowers_the_expected_regret() -> None:
 
 
 def test_a_run_with_the_teacher_logs_it_and_starts_from_init_from(tmp_path: Path) -> None:
-    """``init_from``: the new run's first weights are the file's; ``endgame_coef``: the
-    run logs the teacher's scalars."""
-    first = trainer.start(load_config(SMOKE, [f"runs_dir={tmp_path / 'a'}",
-                                              "eval_every_steps=0"]),
-                          progress=False, log=lambda _: None)
+    """``init_from``: the new run's first weights are the file's; ``ppo.endgame_coef``:
+    the run logs the teacher's scalars."""
+    first = recipe.start(load_config(SMOKE, [f"run.runs_dir={tmp_path / 'a'}",
+                                             "evaluation.every_steps=0"]),
+                         progress=False, log=lambda _: None)
     policy = Path(first["policy"])
-    cfg = load_config(SMOKE, [f"runs_dir={tmp_path / 'b'}", "eval_every_steps=0",
-                              f"init_from={policy}", "endgame_coef=1",
-                              "total_env_steps=576"])
-    got = trainer.starting_weights(cfg)
+    cfg = load_config(SMOKE, [f"run.runs_dir={tmp_path / 'b'}", "evaluation.every_steps=0",
+                              f"init_from={policy}", "ppo.endgame_coef=1",
+                              "ppo.total_env_steps=576"])
+    got = starting_weights(cfg)
     want = torch.load(policy, weights_only=True)["model"]
     assert all(torch.equal(got[k], want[k]) for k in want)
-    out = trainer.start(cfg, progress=False, log=lambda _: None)
+    out = recipe.start(cfg, progress=False, log=lambda _: None)
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
     ea = EventAccumulator(str(Path(out["run_dir"]) / "tensorboard"))
@@ -110,7 +111,8 @@ def test_learning_curve_plots_every_evaluated_opponent(tmp_path: Path) -> None:
 
     run = tmp_path / "run"
     run.mkdir()
-    (run / "config.yaml").write_text("name: finetune\nplayers: 2\n")
+    (run / "config.yaml").write_text("name: finetune\nkind: ppo\nrun: {name: recipe}\n"
+                                     "rules: {players: 2}\n")
     m = {"mean": 0.1, "low": -0.1, "high": 0.3, "hands": 200}
     with open(run / "evaluations.jsonl", "w") as fh:
         for minute in (5, 10):

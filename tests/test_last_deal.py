@@ -1,4 +1,4 @@
-"""The last-deal scorer (scopa_policy.last_deal) and its training stage (algo:
+"""The last-deal scorer (scopa_policy.last_deal) and its training stage (kind:
 last_deal): tokens, the numpy path equal to the network, the loss, the recorded labels,
 a run end to end with resume and export, and the agent playing the last deal with it."""
 
@@ -29,9 +29,12 @@ from scopa_policy.features import COLUMNS, action_inputs_np
 from scopa_policy.last_deal import LastDealConfig, LastDealNet, _softmax, cards_in_play, tokens
 from scopa_policy.network import PolicyNet
 from scopa_policy.symmetry import SuitAveraged
-from scopa_train import trainer
-from scopa_train.config import ConfigError, load_config
-from scopa_train.last_deal import (
+from scopa_train import recipe
+from scopa_train.config import ConfigError, StageConfig, load_recipe
+from scopa_train.report import export
+from scopa_train.stages import last_deal_scorer
+from scopa_train.stages.fitting import length_buckets
+from scopa_train.stages.last_deal_scorer import (
     OwnershipHead,
     Positions,
     RecordingTeacher,
@@ -39,12 +42,10 @@ from scopa_train.last_deal import (
     best_set_loss,
     ownership_loss,
 )
-from scopa_train.report import export
-from scopa_train.supervised import length_buckets
 from tests.test_endgame import VARIANTS, last_deal_states
 
 ROOT = Path(__file__).resolve().parent.parent
-CONFIG = ROOT / "configs" / "last_deal.yaml"
+RECIPE = ROOT / "configs" / "recipe.yaml"
 RULES = make_rules("scopa")
 
 
@@ -147,7 +148,7 @@ def test_recording_teacher_keeps_exactly_the_decisions_it_labels() -> None:
 
 
 def test_a_suit_view_of_a_batch_is_the_renamed_decisions_with_the_same_values() -> None:
-    """``last_deal_suit_augment``: each decision seen under its own suit permutation has
+    """``last_deal.suit_augment``: each decision seen under its own suit permutation has
     the renamed observation and moves, the same exact values, and the exact values of
     the renamed position are those values (the solver agrees)."""
     obs, ids, row, states = _decisions(12, seed=4)
@@ -195,17 +196,23 @@ def _policy_file(tmp_path: Path) -> Path:
     return save_atomic(policy_checkpoint(net, RULES.to_dict(), {}), tmp_path / "base.pt")
 
 
-def _cfg(tmp_path: Path, *extra: str):
-    return load_config(CONFIG, [f"runs_dir={tmp_path / 'runs'}",
-                                f"init_from={_policy_file(tmp_path)}", "num_envs=64",
-                                "last_deal_decisions=1500", "last_deal_batch=128",
-                                "last_deal_width=16", "last_deal_layers=1",
-                                "last_deal_heads=2", "torch_threads=1", *extra])
+def _stage(*overrides: str) -> StageConfig:
+    """The last_deal stage of the shipped recipe, with ``overrides`` (``SECTION.KEY=VALUE``,
+    ``init_from=...``) set on that stage."""
+    stages = load_recipe(RECIPE, [f"last_deal.{o}" for o in overrides]).stages
+    return next(s for s in stages if s.name == "last_deal")
+
+
+def _cfg(tmp_path: Path, *extra: str) -> StageConfig:
+    return _stage(f"run.runs_dir={tmp_path / 'runs'}", f"init_from={_policy_file(tmp_path)}",
+                  "rollouts.num_envs=64", "fit.decisions=1500", "fit.batch=128",
+                  "last_deal.width=16", "last_deal.layers=1", "last_deal.heads=2",
+                  "run.torch_threads=1", "evaluation.every_steps=0", *extra)
 
 
 def test_a_run_fits_resumes_exports_and_plays_the_last_deal(tmp_path: Path) -> None:
-    out = trainer.start(_cfg(tmp_path, "last_deal_epochs=1", "last_deal_regret_coef=0.5"),
-                        progress=False, log=_quiet)
+    out = recipe.start(_cfg(tmp_path, "fit.epochs=1", "last_deal.regret_coef=0.5"),
+                       progress=False, log=_quiet)
     run = Path(out["run_dir"])
     assert out["finished"] and (run / "checkpoints" / "final.pt").is_file()
     evals = (run / "evaluations.jsonl").read_text().splitlines()
@@ -213,13 +220,14 @@ def test_a_run_fits_resumes_exports_and_plays_the_last_deal(tmp_path: Path) -> N
     assert list((run / "tensorboard").iterdir())
     # one more epoch: resumed where the first ended, from its weights
     first = load_checkpoint(run / "checkpoints" / "final.pt")
-    out = trainer.resume(run, {"last_deal_epochs": 2}, progress=False, log=_quiet)
+    out = recipe.resume(run, ["fit.epochs=2"], progress=False, log=_quiet)
     ck = load_checkpoint(run / "checkpoints" / "final.pt", kind="training")
     assert out["finished"] and ck["counters"]["epoch"] == 2
-    with pytest.raises(ConfigError, match="cannot be changed"):
-        trainer.resume(run, {"algo": "ppo"}, progress=False, log=_quiet)
+    for where in (run, run / "checkpoints" / "final.pt"):  # the run, or its checkpoint
+        with pytest.raises(ConfigError, match="'kind' cannot"):
+            recipe.resume(where, ["kind=ppo"], progress=False, log=_quiet)
     lines: list[str] = []  # resuming a finished run does nothing, collects nothing
-    assert trainer.resume(run, progress=False, log=lines.append)["finished"]
+    assert recipe.resume(run, progress=False, log=lines.append)["finished"]
     assert not any(line.startswith("collect") for line in lines)
     assert ck["counters"]["wall_seconds"] > first["counters"]["wall_seconds"]
     assert not torch.equal(ck["last_deal"]["model"]["card_in.weight"],
@@ -259,28 +267,33 @@ def test_a_run_fits_resumes_exports_and_plays_the_last_deal(tmp_path: Path) -> N
 
 def test_the_ownership_head_trains_resumes_and_stays_out_of_the_policy(tmp_path: Path
                                                                        ) -> None:
-    out = trainer.start(_cfg(tmp_path, "last_deal_epochs=1", "last_deal_ownership_coef=0.5"),
-                        progress=False, log=_quiet)
+    out = recipe.start(_cfg(tmp_path, "fit.epochs=1", "last_deal.ownership_coef=0.5"),
+                       progress=False, log=_quiet)
     run = Path(out["run_dir"])
     first = load_checkpoint(run / "checkpoints" / "final.pt", kind="training")
     head = OwnershipHead(LastDealConfig()).state_dict()
     assert first["ownership_head"].keys() == head.keys()
     assert "ownership_head" not in load_checkpoint(out["policy"])
+    off = ["fit.epochs=2", "last_deal.ownership_coef=0"]
+    with pytest.raises(ConfigError, match="ownership_coef"):
+        recipe.resume(run, off, progress=False, log=_quiet)
     with pytest.raises(ConfigError, match="cannot be turned off on --resume"):
-        trainer.resume(run, {"last_deal_epochs": 2, "last_deal_ownership_coef": 0},
-                       progress=False, log=_quiet)
-    out = trainer.resume(run, {"last_deal_epochs": 2}, progress=False, log=_quiet)
+        recipe.resume(run / "checkpoints" / "final.pt", off, progress=False, log=_quiet)
+    out = recipe.resume(run, ["fit.epochs=2"], progress=False, log=_quiet)
     ck = load_checkpoint(run / "checkpoints" / "final.pt", kind="training")
     assert out["finished"] and ck["counters"]["epoch"] == 2
     assert not torch.equal(ck["ownership_head"]["card.weight"],
                            first["ownership_head"]["card.weight"])
-    plain = trainer.start(_cfg(tmp_path, "last_deal_epochs=1", "last_deal_ownership_coef=0"),
-                          progress=False, log=_quiet)
+    plain = recipe.start(_cfg(tmp_path, "fit.epochs=1", "last_deal.ownership_coef=0"),
+                         progress=False, log=_quiet)
     assert "ownership_head" not in load_checkpoint(Path(plain["run_dir"]) / "checkpoints"
                                                    / "final.pt", kind="training")
+    plain_run = Path(plain["run_dir"])
+    with pytest.raises(ConfigError, match="ownership_coef"):
+        recipe.resume(plain_run, ["last_deal.ownership_coef=1"], progress=False, log=_quiet)
     with pytest.raises(ConfigError, match="cannot be turned on on --resume"):
-        trainer.resume(plain["run_dir"], {"last_deal_ownership_coef": 1},
-                       progress=False, log=_quiet)
+        recipe.resume(plain_run / "checkpoints" / "final.pt", ["last_deal.ownership_coef=1"],
+                      progress=False, log=_quiet)
 
 
 def test_move_outcomes_are_the_piles_the_engine_ends_with_on_the_best_line() -> None:
@@ -324,11 +337,9 @@ def test_the_ownership_loss_reads_each_card_in_plays_outcome() -> None:
 
 
 def test_a_stopped_run_resumes_at_its_minibatch(tmp_path: Path) -> None:
-    cfg = _cfg(tmp_path, "last_deal_epochs=2")
-    from scopa_train import last_deal
-
+    cfg = _cfg(tmp_path, "fit.epochs=2")
     steps: list[int] = []
-    real = last_deal.LastDealTrainer.step
+    real = last_deal_scorer.LastDealStage.step
 
     def step_then_stop(self, data, idx):  # noqa: ANN001, ANN202
         steps.append(len(idx))
@@ -339,16 +350,16 @@ def test_a_stopped_run_resumes_at_its_minibatch(tmp_path: Path) -> None:
             os.kill(os.getpid(), signal.SIGTERM)
         return real(self, data, idx)
 
-    last_deal.LastDealTrainer.step = step_then_stop
+    last_deal_scorer.LastDealStage.step = step_then_stop
     try:
-        out = trainer.start(cfg, progress=False, log=_quiet)
+        out = recipe.start(cfg, progress=False, log=_quiet)
     finally:
-        last_deal.LastDealTrainer.step = real
+        last_deal_scorer.LastDealStage.step = real
     run = Path(out["run_dir"])
     assert not out["finished"] and "SIGTERM" in out["reason"]
     ck = load_checkpoint(run / "checkpoints" / "latest.pt", kind="training")
     assert (ck["counters"]["epoch"], ck["counters"]["step"]) == (0, 3)
-    out = trainer.resume(run, progress=False, log=_quiet)
+    out = recipe.resume(run, progress=False, log=_quiet)
     assert out["finished"]
     assert load_checkpoint(run / "checkpoints" / "final.pt")["counters"]["epoch"] == 2
 
@@ -388,12 +399,10 @@ def test_cards_in_play_counts_the_tokens_of_each_decision() -> None:
 
 
 def test_a_bucketed_run_stopped_and_resumed_equals_a_straight_one(tmp_path: Path) -> None:
-    from scopa_train import last_deal
-
-    extra = ("last_deal_epochs=2", "last_deal_buckets=3")
-    straight = trainer.start(_cfg(tmp_path / "a", *extra), progress=False, log=_quiet)
+    extra = ("fit.epochs=2", "last_deal.buckets=3")
+    straight = recipe.start(_cfg(tmp_path / "a", *extra), progress=False, log=_quiet)
     seen: list[np.ndarray] = []
-    real = last_deal.LastDealTrainer.step
+    real = last_deal_scorer.LastDealStage.step
 
     def step_then_stop(self, data, idx):  # noqa: ANN001, ANN202
         seen.append(cards_in_play(data.obs[idx]))
@@ -404,14 +413,14 @@ def test_a_bucketed_run_stopped_and_resumed_equals_a_straight_one(tmp_path: Path
             os.kill(os.getpid(), signal.SIGTERM)
         return real(self, data, idx)
 
-    last_deal.LastDealTrainer.step = step_then_stop
+    last_deal_scorer.LastDealStage.step = step_then_stop
     try:
-        out = trainer.start(_cfg(tmp_path / "b", *extra), progress=False, log=_quiet)
+        out = recipe.start(_cfg(tmp_path / "b", *extra), progress=False, log=_quiet)
     finally:
-        last_deal.LastDealTrainer.step = real
+        last_deal_scorer.LastDealStage.step = real
     assert not out["finished"]
     assert np.mean([s.max() - s.mean() for s in seen]) < 1.5  # little padding
-    out = trainer.resume(Path(out["run_dir"]), progress=False, log=_quiet)
+    out = recipe.resume(Path(out["run_dir"]), progress=False, log=_quiet)
     assert out["finished"]
     a = load_checkpoint(Path(straight["policy"]))["last_deal"]["model"]
     b = load_checkpoint(Path(out["policy"]))["last_deal"]["model"]
@@ -419,17 +428,17 @@ def test_a_bucketed_run_stopped_and_resumed_equals_a_straight_one(tmp_path: Path
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (["players=4"], "needs players: 2"),
+    (["rules.players=4"], "needs rules.players: 2"),
     (["init_from="], "needs 'init_from'"),
-    (["last_deal_width=30"], "multiple of 'last_deal_heads'"),
-    (["backend=ray"], "runs with backend: local"),
-    (["last_deal_regret_coef=-1"], "'last_deal_regret_coef' = -1.0 is out of range"),
-    (["last_deal_ownership_coef=-1"], "'last_deal_ownership_coef' = -1.0 is out of range"),
-    (["last_deal_buckets=-1"], "'last_deal_buckets' = -1 is out of range"),
+    (["last_deal.width=30"], "multiple of 'last_deal.heads'"),
+    (["rollouts.backend=ray"], "runs with rollouts.backend: local"),
+    (["last_deal.regret_coef=-1"], "'last_deal.regret_coef' = -1.0 is out of range"),
+    (["last_deal.ownership_coef=-1"], "'last_deal.ownership_coef' = -1.0 is out of range"),
+    (["last_deal.buckets=-1"], "'last_deal.buckets' = -1 is out of range"),
 ])
 def test_bad_last_deal_configs_are_refused(extra: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        load_config(CONFIG, extra)
+        _stage(*extra)
 
 
 def test_a_damaged_scorer_is_refused_with_the_file_named(tmp_path: Path) -> None:
@@ -442,8 +451,8 @@ def test_a_damaged_scorer_is_refused_with_the_file_named(tmp_path: Path) -> None
 
 
 def test_max_minutes_stops_and_saves(tmp_path: Path) -> None:
-    out = trainer.start(_cfg(tmp_path, "max_minutes=0.00001"), progress=False, log=_quiet)
-    assert not out["finished"] and out["reason"].startswith("max_minutes")
+    out = recipe.start(_cfg(tmp_path, "run.max_minutes=0.00001"), progress=False, log=_quiet)
+    assert not out["finished"] and out["reason"].startswith("run.max_minutes")
     run = Path(out["run_dir"])
     ck = load_checkpoint(run / "checkpoints" / "latest.pt", kind="training")
     assert ck["counters"]["epoch"] == 0 and "last_deal" in ck
@@ -464,8 +473,7 @@ def test_agents_share_loaded_weights_until_the_file_changes(tmp_path: Path) -> N
 
 
 def test_a_missing_init_from_is_refused_before_the_run_exists(tmp_path: Path) -> None:
-    cfg = load_config(CONFIG, [f"runs_dir={tmp_path / 'runs'}",
-                               f"init_from={tmp_path / 'nope.pt'}"])
+    cfg = _stage(f"run.runs_dir={tmp_path / 'runs'}", f"init_from={tmp_path / 'nope.pt'}")
     with pytest.raises(CheckpointError, match=r"nope\.pt' does not exist"):
-        trainer.start(cfg, progress=False, log=_quiet)
+        recipe.start(cfg, progress=False, log=_quiet)
     assert not (tmp_path / "runs").exists()

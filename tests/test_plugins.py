@@ -206,15 +206,17 @@ def test_training_opponents_accept_any_agent_spec():
 
 def test_a_stateful_py_agent_as_the_training_opponent(tmp_path):
     from agents.plugins import load_py
-    from scopa_train import trainer
+    from scopa_train import recipe
     from scopa_train.config import load_config
 
     spec = f"py:{Path(__file__).resolve()}:DealChecker"
     cfg = load_config(None, base={
-        "opponents": {spec: 1}, "num_envs": 4, "rollout_steps": 72, "total_env_steps": 288,
-        "hidden_size": 16, "hidden_layers": 1, "action_hidden": 8, "eval_every_steps": 0,
-        "checkpoint_every_steps": 0, "runs_dir": str(tmp_path)})
-    out = trainer.start(cfg, progress=False, log=lambda text: None)
+        "opponents": {spec: 1}, "rollouts": {"num_envs": 4, "rollout_steps": 72},
+        "ppo": {"total_env_steps": 288},
+        "network": {"hidden_size": 16, "hidden_layers": 1, "action_hidden": 8},
+        "evaluation": {"every_steps": 0}, "checkpoints": {"every_steps": 0},
+        "run": {"runs_dir": str(tmp_path)}})
+    out = recipe.start(cfg, progress=False, log=lambda text: None)
     assert out["counters"]["env_steps"] == 288
     checker = load_py(spec)[0]  # the class the rollout built its opponents from
     played = [x for x in checker.instances if x.moves]

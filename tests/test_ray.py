@@ -19,7 +19,7 @@ from agents.base import RandomAgent
 from agents.evaluate import evaluate
 from agents.ladder import ladder
 from scopa_policy.network import NetConfig, PolicyNet
-from scopa_train import trainer
+from scopa_train import recipe
 from scopa_train.config import ConfigError, load_config
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -116,16 +116,16 @@ def test_an_agent_error_on_ray_is_raised_as_itself(ray_cluster) -> None:
 
 # -- training -------------------------------------------------------------------------
 def _cfg(tmp_path: Path, *sets: str) -> Any:
-    return load_config(SMOKE, [f"runs_dir={tmp_path}", "backend=ray", "ray_workers=2",
-                               "num_envs=6", "eval_every_steps=0", "checkpoint_every_steps=0",
-                               *sets])
+    return load_config(SMOKE, [f"run.runs_dir={tmp_path}", "rollouts.backend=ray",
+                               "rollouts.ray_workers=2", "rollouts.num_envs=6",
+                               "evaluation.every_steps=0", "checkpoints.every_steps=0", *sets])
 
 
 def _rollout_args(cfg: Any, net: PolicyNet, update: int) -> dict[str, Any]:
     rng = np.random.default_rng(update)
-    kinds = [["self", "random", "greedy"][k] for k in rng.integers(0, 3, cfg.num_envs)]
-    return dict(net=net, past_net=None, kinds=kinds,
-                learner_team=rng.integers(0, 2, cfg.num_envs), steps=36,
+    n = cfg.rollouts.num_envs
+    kinds = [["self", "random", "greedy"][k] for k in rng.integers(0, 3, n)]
+    return dict(net=net, past_net=None, kinds=kinds, learner_team=rng.integers(0, 2, n), steps=36,
                 reset_seed=1000 + update, agent_seed=2000 + update, gamma=1.0, lam=0.95)
 
 
@@ -170,7 +170,8 @@ def test_ray_rollouts_are_the_workers_local_rollouts_and_survive_dead_workers(
     net = PolicyNet(NetConfig(32, 1, 16)).eval()
     args = _rollout_args(cfg, net, update=1)
     # the same computation without Ray: one plain worker per block of games
-    blocks = np.array_split(np.arange(cfg.num_envs), 2)
+    n = cfg.rollouts.num_envs
+    blocks = np.array_split(np.arange(n), 2)
     plain = []
     for w, g in enumerate(blocks):
         worker = RolloutWorker(cfg, len(g), *_baselines())
@@ -190,34 +191,35 @@ def test_ray_rollouts_are_the_workers_local_rollouts_and_survive_dead_workers(
         batch, stats = collector.collect(**args)
         assert marker.exists() and collector.replaced == 1
         _assert_same_batch(expected, batch)
-        assert stats.env_steps == cfg.num_envs * 36 and stats.episodes == cfg.num_envs
+        assert stats.env_steps == n * 36 and stats.episodes == n
         # a worker killed between rollouts is replaced too; the rollout is the same
         ray_cluster.kill(collector.actors[1])
         batch, stats = collector.collect(**args)
         _assert_same_batch(expected, batch)
-        assert collector.replaced == 2 and stats.env_steps == cfg.num_envs * 36
+        assert collector.replaced == 2 and stats.env_steps == n * 36
     finally:
         collector.close()
 
 
 def _baselines() -> tuple[Any, Any]:
     import agents
+    from scopa_train.rollout import batched_baseline
 
-    return agents.make_agent, trainer.batched_baseline
+    return agents.make_agent, batched_baseline
 
 
 def test_train_py_with_backend_ray_is_deterministic_across_stop_and_resume(
         ray_cluster, tmp_path: Path, capsys) -> None:
     from scopa_train.cli import main
 
-    sets = ["backend=ray", "ray_workers=2"]
+    sets = ["rollouts.backend=ray", "rollouts.ray_workers=2"]
     assert main(["--config", str(SMOKE), "--no-progress",
-                 *(f"--set={s}" for s in [f"runs_dir={tmp_path / 'a'}", *sets])]) == 0
+                 *(f"--set={s}" for s in [f"run.runs_dir={tmp_path / 'a'}", *sets])]) == 0
     assert "finished: 2 updates, 1,152 env steps" in capsys.readouterr().out
     straight = next((tmp_path / "a").glob("smoke-*/checkpoints/final.pt"))
-    cfg = load_config(SMOKE, [f"runs_dir={tmp_path / 'b'}", *sets])
-    part = trainer.start(cfg, progress=False, stop_after_updates=1, log=_quiet)
-    resumed = trainer.resume(part["run_dir"], progress=False, log=_quiet)
+    cfg = load_config(SMOKE, [f"run.runs_dir={tmp_path / 'b'}", *sets])
+    part = recipe.start(cfg, progress=False, stop_after_updates=1, log=_quiet)
+    resumed = recipe.resume(part["run_dir"], progress=False, log=_quiet)
     assert resumed["finished"]
     a = torch.load(straight, weights_only=True)
     b = torch.load(resumed["checkpoint"], weights_only=True)
@@ -228,8 +230,9 @@ def test_train_py_with_backend_ray_is_deterministic_across_stop_and_resume(
 
 
 def test_ray_config_keys_are_checked(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="'ray_workers' = 7 exceeds 'num_envs' = 6"):
-        _cfg(tmp_path, "ray_workers=7")
-    with pytest.raises(ConfigError, match="'backend' must be one of 'local', 'ray'"):
-        _cfg(tmp_path, "backend=dask")
-    assert load_config(SMOKE).backend == "local"
+    with pytest.raises(ConfigError,
+                       match="'rollouts.ray_workers' = 7 exceeds 'rollouts.num_envs' = 6"):
+        _cfg(tmp_path, "rollouts.ray_workers=7")
+    with pytest.raises(ConfigError, match="'rollouts.backend' must be one of 'local', 'ray'"):
+        _cfg(tmp_path, "rollouts.backend=dask")
+    assert load_config(SMOKE).rollouts.backend == "local"

@@ -17,7 +17,7 @@ from scopa_env.moves import legal_actions
 from scopa_env.observation import decode_info, encode_info, info_set
 from scopa_env.rules import make_rules
 from scopa_env.vector import VectorScopaEnv
-from scopa_train.config import ConfigError, load_config
+from scopa_train.config import ConfigError, load_recipe
 from scopa_train.search_labels import CHUNK, chunk_seed, search_values
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -92,13 +92,14 @@ def test_a_teacher_without_values_and_bad_counts_are_refused() -> None:
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (["distill_search=greedy"], "'distill_search': 'greedy' gives no move values"),
-    (["distill_search=nosuchagent"], "'distill_search'"),
-    (["distill_search=", "distill_search_decisions=10"], "names no search agent"),
+    (["distill.search=greedy"], "'distill.search': 'greedy' gives no move values"),
+    (["distill.search=nosuchagent"], "'distill.search'"),
+    (["distill.search=", "distill.search_decisions=10"], "names no search agent"),
 ])
 def test_bad_search_teacher_configs_are_refused(extra: list[str], message: str) -> None:
+    """On the shipped recipe's suit_distill stage."""
     with pytest.raises(ConfigError, match=message):
-        load_config(ROOT / "configs" / "suit_distill.yaml", extra)
+        load_recipe(ROOT / "configs" / "recipe.yaml", [f"suit_distill.{o}" for o in extra])
 
 
 def _die(_: object) -> None:

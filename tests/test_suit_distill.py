@@ -1,4 +1,4 @@
-"""The suit-distillation stage (algo: suit_distill): its targets are the agent's
+"""The suit-distillation stage (kind: suit_distill): its targets are the agent's
 suit-averaged scores, a run fits, carries the last-deal scorer, resumes where it stopped
 to the same weights, and bad configs are refused."""
 
@@ -16,6 +16,7 @@ from scopa_env.rules import make_rules
 from scopa_policy.checkpoint import (
     CheckpointError,
     build_last_deal,
+    build_model,
     load_checkpoint,
     policy_checkpoint,
     save_atomic,
@@ -23,12 +24,13 @@ from scopa_policy.checkpoint import (
 from scopa_policy.last_deal import LastDealNet
 from scopa_policy.network import PolicyNet
 from scopa_policy.symmetry import SuitAveraged
-from scopa_train import trainer
-from scopa_train.config import ConfigError, load_config
-from scopa_train.suit_distill import SuitDistillTrainer, averaged_logits, view_inputs
+from scopa_train import recipe
+from scopa_train.config import ConfigError, StageConfig, load_recipe
+from scopa_train.framework import init_path
+from scopa_train.stages.suit_distill import SuitDistillStage, averaged_logits, view_inputs
 
 ROOT = Path(__file__).resolve().parent.parent
-CONFIG = ROOT / "configs" / "suit_distill.yaml"
+RECIPE = ROOT / "configs" / "recipe.yaml"
 RULES = make_rules("scopa")
 
 
@@ -42,18 +44,25 @@ def _policy_file(tmp_path: Path) -> Path:
     return save_atomic(ck, tmp_path / "base.pt")
 
 
-def _cfg(tmp_path: Path, *extra: str, base: Path | None = None):
-    return load_config(CONFIG, [f"runs_dir={tmp_path / 'runs'}",
-                                f"init_from={base or _policy_file(tmp_path)}", "num_envs=64",
-                                "distill_decisions=1500", "distill_batch=128",
-                                "torch_threads=1", *extra])
+def _stage(*overrides: str) -> StageConfig:
+    """The suit_distill stage of the shipped recipe, with ``overrides``
+    (``SECTION.KEY=VALUE``, ``init_from=...``) set on that stage."""
+    stages = load_recipe(RECIPE, [f"suit_distill.{o}" for o in overrides]).stages
+    return next(s for s in stages if s.name == "suit_distill")
+
+
+def _cfg(tmp_path: Path, *extra: str, base: Path | None = None) -> StageConfig:
+    return _stage(f"run.runs_dir={tmp_path / 'runs'}",
+                  f"init_from={base or _policy_file(tmp_path)}", "rollouts.num_envs=64",
+                  "fit.decisions=1500", "fit.batch=128", "run.torch_threads=1",
+                  "evaluation.every_steps=0", *extra)
 
 
 def _collected(tmp_path: Path):
     cfg = _cfg(tmp_path)
-    from scopa_train.suit_distill import collect_decisions, prepare
+    from scopa_train.stages.suit_distill import collect_decisions
 
-    net, _ = prepare(cfg)
+    net = build_model(load_checkpoint(init_path(cfg)))
     data, steps = collect_decisions(net.eval(), cfg, True, _quiet)
     return net, data, steps
 
@@ -79,8 +88,8 @@ def test_targets_are_the_agents_suit_averaged_scores(tmp_path: Path) -> None:
 def test_a_run_fits_carries_the_scorer_and_resumes_to_the_same_weights(
         tmp_path: Path) -> None:
     base_file = _policy_file(tmp_path)  # one file: weights drawn with other thread counts differ
-    whole = trainer.start(_cfg(tmp_path / "a", "distill_epochs=2", base=base_file),
-                          progress=False, log=_quiet)
+    whole = recipe.start(_cfg(tmp_path / "a", "fit.epochs=2", base=base_file),
+                         progress=False, log=_quiet)
     run = Path(whole["run_dir"])
     assert whole["finished"]
     evals = (run / "evaluations.jsonl").read_text().splitlines()
@@ -96,7 +105,7 @@ def test_a_run_fits_carries_the_scorer_and_resumes_to_the_same_weights(
     assert build_last_deal(policy) is not None
 
     steps: list[int] = []
-    real = SuitDistillTrainer.step
+    real = SuitDistillStage.step
 
     def step_then_stop(self, data, idx):  # noqa: ANN001, ANN202
         steps.append(len(idx))
@@ -104,55 +113,55 @@ def test_a_run_fits_carries_the_scorer_and_resumes_to_the_same_weights(
             os.kill(os.getpid(), signal.SIGTERM)
         return real(self, data, idx)
 
-    SuitDistillTrainer.step = step_then_stop
+    SuitDistillStage.step = step_then_stop
     try:
-        out = trainer.start(_cfg(tmp_path / "b", "distill_epochs=2", base=base_file),
-                            progress=False, log=_quiet)
+        out = recipe.start(_cfg(tmp_path / "b", "fit.epochs=2", base=base_file),
+                           progress=False, log=_quiet)
     finally:
-        SuitDistillTrainer.step = real
+        SuitDistillStage.step = real
     stopped = Path(out["run_dir"])
     assert not out["finished"] and "SIGTERM" in out["reason"]
     ck = load_checkpoint(stopped / "checkpoints" / "latest.pt", kind="training")
     assert (ck["counters"]["epoch"], ck["counters"]["step"]) == (0, 5) and "teacher" in ck
-    assert trainer.resume(stopped, progress=False, log=_quiet)["finished"]
+    assert recipe.resume(stopped, progress=False, log=_quiet)["finished"]
     again = load_checkpoint(stopped / "policy.pt")
     assert all(torch.equal(v, policy["model"][k]) for k, v in again["model"].items())
 
 
 @pytest.mark.parametrize(("extra", "message"), [
     (["init_from="], "needs 'init_from'"),
-    (["backend=ray"], "runs with backend: local"),
-    (["distill_lr=0"], "'distill_lr' = 0.0 is out of range"),
+    (["rollouts.backend=ray"], "runs with rollouts.backend: local"),
+    (["fit.lr=0"], "'fit.lr' = 0.0 is out of range"),
 ])
 def test_bad_suit_distill_configs_are_refused(extra: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        load_config(CONFIG, extra)
+        _stage(*extra)
 
 
 def test_a_training_checkpoint_without_its_teacher_is_refused(tmp_path: Path) -> None:
-    out = trainer.start(_cfg(tmp_path, "distill_epochs=1"), progress=False, log=_quiet)
+    out = recipe.start(_cfg(tmp_path, "fit.epochs=1"), progress=False, log=_quiet)
     final = Path(out["run_dir"]) / "checkpoints" / "final.pt"
     ck = load_checkpoint(final, kind="training")
     del ck["teacher"], ck["path"]
     save_atomic(ck, final)
     with pytest.raises(CheckpointError, match=r"final\.pt.*damaged.*teacher network"):
-        trainer.resume(final, progress=False, log=_quiet)
+        recipe.resume(final, progress=False, log=_quiet)
 
 
 def test_search_values_join_the_targets_of_the_drawn_decisions(tmp_path: Path) -> None:
     from scopa_train.search_labels import search_values
-    from scopa_train.suit_distill import add_search_values
+    from scopa_train.stages.suit_distill import add_search_values
 
     _, data, _ = _collected(tmp_path)
     before = data.target.copy()
-    cfg = _cfg(tmp_path, "distill_search=pimc:worlds=2,depth=2",
-               "distill_search_decisions=40", "distill_search_beta=3",
-               "distill_search_workers=1")
+    cfg = _cfg(tmp_path, "distill.search=pimc:worlds=2,depth=2",
+               "distill.search_decisions=40", "distill.search_beta=3",
+               "distill.search_workers=1")
     lines: list[str] = []
     idx = add_search_values(data, cfg, lines.append)
     assert len(idx) == 40 and len(set(idx.tolist())) == 40
     moves, _, _ = data.moves(idx)
-    values = search_values(cfg.distill_search, RULES, data.obs[idx], data.count[idx],
+    values = search_values(cfg.distill.search, RULES, data.obs[idx], data.count[idx],
                            cfg.seed, 1, _quiet)
     assert np.allclose(data.target[moves], before[moves] + 3 * values, atol=1e-5)
     others = np.setdiff1d(np.arange(len(data.target)), moves)
@@ -162,24 +171,24 @@ def test_search_values_join_the_targets_of_the_drawn_decisions(tmp_path: Path) -
 
 def test_a_run_with_a_search_teacher_scores_its_decisions(tmp_path: Path) -> None:
     lines: list[str] = []
-    out = trainer.start(_cfg(tmp_path, "distill_epochs=1",
-                             "distill_search=pimc:worlds=1,depth=1",
-                             "distill_search_decisions=30", "distill_search_workers=1"),
-                        progress=False, log=lines.append)
+    out = recipe.start(_cfg(tmp_path, "fit.epochs=1",
+                            "distill.search=pimc:worlds=1,depth=1",
+                            "distill.search_decisions=30", "distill.search_workers=1"),
+                       progress=False, log=lines.append)
     assert out["finished"]
     assert any(line.startswith("scoring 30 decisions with pimc:worlds=1,depth=1")
                for line in lines)
 
 
 def test_the_held_out_share_is_scored_by_the_search_values(tmp_path: Path) -> None:
-    from scopa_train.suit_distill import add_search_values
+    from scopa_train.stages.suit_distill import add_search_values
 
     net, data, _ = _collected(tmp_path)
-    cfg = _cfg(tmp_path, "distill_search=pimc:worlds=2,depth=2",
-               f"distill_search_decisions={len(data)}", "distill_search_workers=1")
+    cfg = _cfg(tmp_path, "distill.search=pimc:worlds=2,depth=2",
+               f"distill.search_decisions={len(data)}", "distill.search_workers=1")
     idx = add_search_values(data, cfg, _quiet)
     assert idx is not None and len(idx) == len(data) and not np.isnan(data.search).any()
-    stage = SuitDistillTrainer(cfg, tmp_path / "run", net, None, log=_quiet)
+    stage = SuitDistillStage(cfg, tmp_path / "run", net, None, log=_quiet)
     held = np.arange(len(data) - 50, len(data))
     got = stage._figures(net.eval(), data, held)["search_regret"]
     # by hand: the search's best value minus that of the network's choice, one view
@@ -199,11 +208,11 @@ def test_a_run_stopped_while_scoring_keeps_its_values_and_resumes_to_the_same_we
     import scopa_train.search_labels as sl
 
     base = _policy_file(tmp_path)
-    extra = ("distill_epochs=1", "distill_search=pimc:worlds=1,depth=1",
-             "distill_search_decisions=600", "distill_search_workers=1")
+    extra = ("fit.epochs=1", "distill.search=pimc:worlds=1,depth=1",
+             "distill.search_decisions=600", "distill.search_workers=1")
     monkeypatch.setattr(sl, "CHUNK", 100)
     monkeypatch.setattr(sl, "SAVE_EVERY", 100)  # the stop itself must write the cache
-    whole = trainer.start(_cfg(tmp_path / "a", *extra, base=base), progress=False, log=_quiet)
+    whole = recipe.start(_cfg(tmp_path / "a", *extra, base=base), progress=False, log=_quiet)
     assert whole["finished"]
     want = load_checkpoint(Path(whole["run_dir"]) / "policy.pt")
     evals = (Path(whole["run_dir"]) / "evaluations.jsonl").read_text()
@@ -219,12 +228,12 @@ def test_a_run_stopped_while_scoring_keeps_its_values_and_resumes_to_the_same_we
         return real(job)
 
     monkeypatch.setattr(sl, "label_chunk", label_then_stop)
-    out = trainer.start(_cfg(tmp_path / "b", *extra, base=base), progress=False, log=_quiet)
+    out = recipe.start(_cfg(tmp_path / "b", *extra, base=base), progress=False, log=_quiet)
     run = Path(out["run_dir"])
     assert not out["finished"] and "SIGTERM" in out["reason"] and scored == [0, 1]
     assert (run / "search_values.npz").exists()
     lines: list[str] = []
-    assert trainer.resume(run, progress=False, log=lines.append)["finished"]
+    assert recipe.resume(run, progress=False, log=lines.append)["finished"]
     assert scored == [0, 1, 2, 3, 4, 5]  # the resumed run scored only the other chunks
     assert any("2 of 6 chunks already scored" in line for line in lines)
     again = load_checkpoint(run / "policy.pt")
@@ -236,35 +245,35 @@ def test_a_run_reuses_an_earlier_runs_search_values(
     import scopa_train.search_labels as sl
 
     base = _policy_file(tmp_path)
-    extra = ("distill_epochs=1", "distill_search=pimc:worlds=1,depth=1",
-             "distill_search_decisions=300", "distill_search_workers=1")
-    first = Path(trainer.start(_cfg(tmp_path / "a", *extra, base=base), progress=False,
-                               log=_quiet)["run_dir"])
+    extra = ("fit.epochs=1", "distill.search=pimc:worlds=1,depth=1",
+             "distill.search_decisions=300", "distill.search_workers=1")
+    first = Path(recipe.start(_cfg(tmp_path / "a", *extra, base=base), progress=False,
+                              log=_quiet)["run_dir"])
     scored: list[int] = []
     real = sl.label_chunk
     monkeypatch.setattr(sl, "label_chunk", lambda job: scored.append(job.chunk) or real(job))
     lines: list[str] = []
-    out = trainer.start(_cfg(tmp_path / "b", *extra, f"distill_search_values={first}",
-                             base=base), progress=False, log=lines.append)
+    out = recipe.start(_cfg(tmp_path / "b", *extra, f"distill.search_values={first}",
+                            base=base), progress=False, log=lines.append)
     assert out["finished"] and scored == []  # nothing scored again
     assert any(f"starting from {first / 'search_values.npz'}" in line for line in lines)
     want, got = load_checkpoint(first / "policy.pt"), load_checkpoint(Path(out["policy"]))
     assert all(torch.equal(v, want["model"][k]) for k, v in got["model"].items())
     # values of other decisions (another seed) are set aside and everything is scored
     lines.clear()
-    trainer.start(_cfg(tmp_path / "c", *extra, "seed=9", f"distill_search_values={first}",
-                       base=base), progress=False, log=lines.append)
+    recipe.start(_cfg(tmp_path / "c", *extra, "run.seed=9", f"distill.search_values={first}",
+                      base=base), progress=False, log=lines.append)
     assert any("holds values of other decisions: scoring afresh" in line for line in lines)
     assert scored == [0, 1]
 
 
 @pytest.mark.parametrize(("extra", "message"), [
-    (["distill_search=pimc", "distill_search_decisions=10",
-      "distill_search_values=/no/such/run"],
-     "'distill_search_values': no file /no/such/run"),
-    (["distill_search=pimc", "distill_search_values=x.npz"],
-     "'distill_search_values' is set but 'distill_search_decisions' is 0"),
+    (["distill.search=pimc", "distill.search_decisions=10",
+      "distill.search_values=/no/such/run"],
+     "'distill.search_values': no file /no/such/run"),
+    (["distill.search=pimc", "distill.search_values=x.npz"],
+     "'distill.search_values' is set but 'distill.search_decisions' is 0"),
 ])
 def test_bad_search_values_configs_are_refused(extra: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
-        load_config(CONFIG, ["init_from=pretrained", *extra])
+        _stage("init_from=pretrained", *extra)

@@ -66,19 +66,25 @@ def test_overrides_are_typed() -> None:
 
 
 def test_overrides_reach_one_stage_of_a_recipe() -> None:
-    recipe = load_recipe(CONFIGS / "recipe.yaml", ["finetune.ppo.gamma=0.5", "fit.epochs=2"])
+    recipe = load_recipe(CONFIGS / "recipe.yaml", ["finetune.ppo.gamma=0.5",
+                                                   "evaluation.hands=100"])
     by_name = {s.name: s for s in recipe.stages}
     assert by_name["finetune"].ppo.gamma == 0.5 and by_name["ppo"].ppo.gamma == 1.0
-    # a top-level override is under each stage's own settings
-    assert by_name["last_deal"].fit.epochs == 9 and by_name["ppo"].fit.epochs == 2
+    assert all(s.evaluation.hands == 100 for s in recipe.stages)
+    # a top-level override is under each stage's own settings; one that no stage would
+    # see is refused
+    with pytest.raises(ConfigError, match=r"--set fit.epochs=2 changes no stage: every "
+                       r"stage that uses it \(last_deal, suit_distill, search_distill\) "
+                       r"sets fit.epochs itself; give STAGE.fit.epochs=VALUE"):
+        load_recipe(CONFIGS / "recipe.yaml", ["fit.epochs=2"])
     # a stage named like a section: SECTION.KEY is the section, STAGE.SECTION.KEY the stage
     recipe = load_recipe(CONFIGS / "recipe.yaml", ["ppo.ppo.gamma=0.5", "ppo.vf_coef=0.25",
-                                                   "last_deal.buckets=4",
+                                                   "last_deal.regret_coef=0.5",
                                                    "last_deal.last_deal.heads=8"])
     by_name = {s.name: s for s in recipe.stages}
     assert by_name["ppo"].ppo.gamma == 0.5 and by_name["finetune"].ppo.gamma == 1.0
     assert all(s.ppo.vf_coef == 0.25 for s in recipe.stages)
-    assert by_name["last_deal"].last_deal.buckets == 16  # the stage's own setting wins
+    assert by_name["last_deal"].last_deal.regret_coef == 0.5
     assert by_name["last_deal"].last_deal.heads == 8 and by_name["ppo"].last_deal.heads == 4
     assert load_config(CONFIGS / "recipe.yaml", stage="finetune").ppo.endgame_coef == 1.0
     with pytest.raises(ConfigError, match="has no stage 'nope'; its stages: ppo, finetune"):
@@ -126,6 +132,12 @@ def test_old_flat_keys_get_their_new_place(tmp_path: Path) -> None:
         in lines[0]
     assert "'rollouts.num_envs'" in lines[1] and "'kind'" in lines[2]
     assert "removed" in lines[3]
+    p.write_text("rules: scopa\nname: mine\n")
+    with pytest.raises(ConfigError) as e:
+        load_config(p)
+    assert str(e.value).splitlines() == [
+        f"{p}: config key 'rules' is from the old flat layout; it is now 'rules.name'",
+        f"{p}: config key 'name' is from the old flat layout; it is now 'run.name'"]
     with pytest.raises(ConfigError, match="'total_env_steps' is from the old flat layout; it "
                                           "is now 'ppo.total_env_steps'"):
         load_config(CONFIGS / "smoke.yaml", ["total_env_steps=5"])

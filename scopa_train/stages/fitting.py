@@ -188,6 +188,7 @@ class FittingStage(Stage):
             self.bar.total = total
         self.say(f"{len(data):,} decisions ({len(held_idx):,} held out); {self.epochs} "
                  f"epochs of {per_epoch} minibatches")
+        log_every = max(1, min(200, per_epoch // 4))  # a few points an epoch at least
         while c.epoch < self.epochs:
             batches = self.minibatches(data, train_idx,
                                        np.random.default_rng(self.cfg.seed + c.epoch))
@@ -207,8 +208,8 @@ class FittingStage(Stage):
                 losses.append(float(loss.detach()))
                 c.step += 1
                 c.update = done + 1
-                if c.step % 200 == 0:
-                    self.scalars({f"{self.KIND}/loss": float(np.mean(losses[-200:])),
+                if c.step % log_every == 0:
+                    self.scalars({f"{self.KIND}/loss": float(np.mean(losses[-log_every:])),
                                   "charts/learning_rate": lr})
                     self.advance()
             c.epoch, c.step = c.epoch + 1, 0
