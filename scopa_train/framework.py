@@ -398,7 +398,9 @@ class Stage:
         self.halted()
         c = self.counters
         res.update(env_steps=c.env_steps, update=c.update, epoch=c.epoch,
-                   wall_seconds=c.wall_seconds, eval_seconds=time.perf_counter() - t0)
+                   wall_seconds=c.wall_seconds,
+                   recipe_seconds=self.clock_offset + c.wall_seconds,
+                   eval_seconds=time.perf_counter() - t0)
         with open(self.run_dir / "evaluations.jsonl", "a") as fh:
             fh.write(json.dumps(res) + "\n")
         values = {"eval/rating_elo": res["rating"], "eval/seconds": res["eval_seconds"]}

@@ -26,12 +26,28 @@ def load_evaluations(run_dir: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
 
 
+def rollout_margins(run_dir: Path, spec: str) -> list[tuple[float, float]]:
+    """(minute, margin) of each PPO update's rollouts against ``spec``, from the run's
+    TensorBoard scalars (``rollout/margin_per_hand_vs_SPEC``; the step is seconds since
+    the recipe began); empty where there are none."""
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+
+    acc = EventAccumulator(str(Path(run_dir) / "tensorboard"), size_guidance={"scalars": 0})
+    acc.Reload()
+    tag = f"rollout/margin_per_hand_vs_{spec}"
+    if tag not in acc.Tags().get("scalars", []):
+        return []
+    return [(e.step / 60, float(e.value)) for e in acc.Scalars(tag)]
+
+
 def plot_curve(run_dir: Path, out: Path, opponents: tuple[str, ...] | None = None,
                marks: list[tuple[float, str]] | None = None, after_minutes: float = 0.0
                ) -> Path:
     """Margin (points per hand, 95% band) against each opponent (default: every one the
-    run evaluated against but ``random``) over wall-clock minutes; ``after_minutes``:
-    training time spent before this run (an earlier stage it started from)."""
+    run evaluated against but ``random``) over wall-clock minutes, and, where the
+    opponent played in the rollouts, each update's rollout margin; ``after_minutes``:
+    training time spent before this run (an earlier stage it started from; the
+    evaluations' clock is the stage's own)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -54,8 +70,16 @@ def plot_curve(run_dir: Path, out: Path, opponents: tuple[str, ...] | None = Non
         mean = np.array([p[1]["mean"] for p in pts])
         lo = np.array([p[1]["low"] for p in pts])
         hi = np.array([p[1]["high"] for p in pts])
-        line, = ax.plot(x, mean, marker="o", ms=3, label=f"vs {spec}")
+        line, = ax.plot(x, mean, marker="o", ms=3, label=f"vs {spec} (evaluation)")
         ax.fill_between(x, lo, hi, color=line.get_color(), alpha=0.2)
+        rollouts = rollout_margins(run_dir, spec)
+        if rollouts:  # their minutes count from the recipe's start, the evaluations' not
+            e = evals[0]
+            before = (e.get("recipe_seconds", e["wall_seconds"]) - e["wall_seconds"]) / 60
+            ax.plot([after_minutes + m - before for m, _ in rollouts],
+                    [v for _, v in rollouts],
+                    color=line.get_color(), lw=0.7, alpha=0.5,
+                    label=f"vs {spec} (each update's rollouts, moves sampled)")
     ax.axhline(0, color="grey", lw=0.8)
     for minute, label in marks or []:
         ax.axvline(minute, color="black", ls="--", lw=0.8)
