@@ -153,3 +153,47 @@ def test_tensorboard_reads_the_recipe_as_one_curve(tiny: Path) -> None:
     assert distill_minutes[0][0] >= ppo_minutes[-1][0]
     assert _scalars(run / "scorer", "last_deal/heldout_best_move_rate")
     assert _scalars(run / "distill", "suit_distill/heldout_teacher_agreement")
+
+
+def test_recipe_refusals_are_one_line(tiny: Path, tmp_path: Path,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    import train
+    from scopa_train import report
+    from scopa_train.config import ConfigError, load_config
+
+    def one_line(status: int, *words: str) -> None:
+        err = [x for x in capsys.readouterr().err.splitlines() if x.strip()]
+        assert status == 2 and len(err) == 1 and "Traceback" not in err[0], err
+        for w in words:
+            assert w in err[0], (w, err[0])
+
+    # a stage that starts from the one before cannot run alone
+    lone = load_config(tiny, stage="scorer")
+    with pytest.raises(ConfigError, match="starts from the previous stage's policy: run it "
+                                          "as part of its recipe"):
+        recipe.start(lone, progress=False, log=_quiet)
+    one_line(train.main(["--config", str(tiny), "--new", "--resume", str(tmp_path)]),
+             "drop --config/--new")
+    out = recipe.run_recipe(load_recipe(tiny), progress=False, log=_quiet)
+    run = Path(out["run_dir"])
+    # the fitting stages have no PPO throughput, nor evaluations against opponents here
+    for args, words in ((["throughput", str(run / "scorer")], "has no PPO throughput scalars"),
+                        (["curve", str(run / "scorer"), str(tmp_path / "c.png")],
+                         "holds no evaluation against opponents")):
+        with pytest.raises(SystemExit) as e:
+            report.main(args)
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and "Traceback" not in err  # argparse: usage, then one line
+        assert words in err.splitlines()[-1]
+    # a damaged recipe.yaml is named
+    (run / "recipe.yaml").write_text("- not\n- a mapping\n")
+    one_line(train.main(["--resume", str(run), "--no-progress"]), "recipe.yaml is damaged")
+    # a kind or a network changed on a resume: refused, nothing written
+    (run / "recipe.yaml").write_text(yaml.safe_dump({"digest": "x", "config": yaml.safe_load(
+        tiny.read_text())}))
+    before = (run / "recipe.yaml").read_text()
+    one_line(train.main(["--resume", str(run), "--set", "scorer.kind=ppo"]),
+             "holds a 'last_deal' stage; 'kind' cannot change on a resume")
+    one_line(train.main(["--resume", str(run), "--set", "network.hidden_size=64"]),
+             "the network section", "does not fit")
+    assert (run / "recipe.yaml").read_text() == before
