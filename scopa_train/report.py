@@ -32,6 +32,8 @@ def rollout_margins(run_dir: Path, spec: str) -> list[tuple[float, float]]:
     the recipe began); empty where there are none."""
     from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
 
+    if not (Path(run_dir) / "tensorboard").is_dir():
+        return []
     acc = EventAccumulator(str(Path(run_dir) / "tensorboard"), size_guidance={"scalars": 0})
     acc.Reload()
     tag = f"rollout/margin_per_hand_vs_{spec}"

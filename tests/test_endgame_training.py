@@ -127,5 +127,6 @@ def test_learning_curve_plots_every_evaluated_opponent(tmp_path: Path) -> None:
 
     plot_curve(run, out, after_minutes=72)
     ax = plt.gcf().axes[0]
-    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["vs expert", "vs pimc"]
+    assert [t.get_text() for t in ax.get_legend().get_texts()] == ["vs expert (evaluation)",
+                                                                  "vs pimc (evaluation)"]
     assert min(ax.lines[0].get_xdata()) == 77
