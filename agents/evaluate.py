@@ -40,15 +40,6 @@ from typing import Any
 
 import numpy as np
 
-from scopa_env.commands import (
-    Parser,
-    ignore_interrupts,
-    non_negative_int,
-    positive_int,
-    run,
-    seed_arg,
-    writable_file,
-)
 from scopa_env.episode import check_seed
 from scopa_env.game import GameState, IllegalMoveError, apply, new_match
 from scopa_env.observation import info_set
@@ -57,6 +48,15 @@ from scopa_env.rules import Rules, add_rules_args, parse_option, resolve_rules
 from scopa_env.scoring import POINT_KEYS
 
 from .base import Agent, BaseAgent, PerGame
+from .commands import (
+    Parser,
+    ignore_interrupts,
+    non_negative_int,
+    positive_int,
+    run,
+    seed_arg,
+    writable_file,
+)
 from .results import Category, EvalResult, Matches, PointsPerHand, Timing
 from .stats import mean_ci, quantiles_ms, wilson
 
@@ -311,7 +311,7 @@ def run_units(jobs: Sequence[UnitJob], workers: int, backend: str = "local"
     if backend == "ray":
         from .ray_eval import run_units as run_on_ray
 
-        yield from run_on_ray(jobs)
+        yield from run_on_ray(play_unit, jobs)
         return
     if workers == 1:
         for job in jobs:

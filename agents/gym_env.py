@@ -2,7 +2,7 @@
 
 ```python
 import gymnasium
-import scopa_env  # registers scopa/Scopa-v0
+import agents  # registers scopa/Scopa-v0
 
 env = gymnasium.make("scopa/Scopa-v0", opponent="expert", reward="points", episode="hand")
 obs, info = env.reset(seed=42)

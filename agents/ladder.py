@@ -31,10 +31,10 @@ from typing import Any
 
 import numpy as np
 
-from scopa_env.commands import Parser, run
 from scopa_env.rules import Rules, resolve_rules
 
 from . import leaderboard
+from .commands import Parser, run
 from .evaluate import (
     _canonical,
     add_common_args,

@@ -155,7 +155,7 @@ def write(out: Path, doc: dict[str, Any]) -> Path:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """``python -m agents.leaderboard DIR``: rewrite DIR/README.md from DIR/ratings.json."""
-    from scopa_env.commands import Parser, run
+    from .commands import Parser, run
 
     p = Parser(prog="python -m agents.leaderboard",
                description="Rewrite a ladder folder's README.md from its ratings.json.")

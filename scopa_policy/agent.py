@@ -30,7 +30,6 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents import DEFAULT_SUITS, ENDGAME_MODES, SUIT_MODES
 from agents.endgame import EndgameSolver, position_from_obs
 from scopa_env.observation import InfoSet, encode_info
 from scopa_env.rules import Rules
@@ -43,6 +42,7 @@ from .checkpoint import (
     load_checkpoint,
 )
 from .last_deal import LastDealNet
+from .modes import DEFAULT_SUITS, check_modes
 from .network import PolicyNet
 from .symmetry import CloseCalls, SuitAveraged
 
@@ -50,13 +50,6 @@ PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 PRETRAINED = PRETRAINED_DIR / "default.pt"  # the 2-player weights
 # Rule options that do not change how a hand is played: weights serve any value of them.
 _ANY_VALUE = frozenset({"name", "target_score"})
-
-
-def _check_modes(endgame: str, suits: str) -> None:
-    if endgame not in ENDGAME_MODES:
-        raise ValueError(f"endgame must be one of {', '.join(ENDGAME_MODES)}, got {endgame!r}")
-    if suits not in SUIT_MODES:
-        raise ValueError(f"suits must be one of {', '.join(SUIT_MODES)}, got {suits!r}")
 
 
 def decision_inputs(infos: list[InfoSet]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -85,7 +78,7 @@ class PolicyAgent:
                  sample: bool = False, meta: dict[str, Any] | None = None,
                  endgame: str = "net", last_deal: LastDealNet | None = None,
                  suits: str = DEFAULT_SUITS) -> None:
-        _check_modes(endgame, suits)
+        check_modes(endgame, suits)
         self.net = net.eval()
         self.scorer = net.numpy_scorer()
         if suits == "all":
@@ -255,7 +248,7 @@ class PretrainedAgent:
 
     def __init__(self, seed: int | None = None, sample: bool = False,
                  endgame: str = "net", suits: str = DEFAULT_SUITS) -> None:
-        _check_modes(endgame, suits)
+        check_modes(endgame, suits)
         self.seed, self.sample, self.endgame, self.suits = seed, sample, endgame, suits
         params = ([f"endgame={endgame}"] if endgame != "net" else []) + (
             [f"suits={suits}"] if suits != DEFAULT_SUITS else [])

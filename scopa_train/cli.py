@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from scopa_env.commands import Parser, run
+from agents.commands import Parser, run
 
 from .config import ConfigError, apply_overrides, describe, load_config
 

@@ -1,0 +1,67 @@
+"""Imports go down, and nothing imports in a circle: the import graph of every module of
+the kit, function-level imports included, read from the source (``tests.import_graph``).
+
+``scopa_train``'s own cycle (trainer, last_deal, suit_distill, supervised, ray_backend)
+is known and being removed on the training branch; its check is a strict ``xfail`` so
+that it fails as soon as the cycle is gone and the marker must go with it.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from tests.import_graph import LAYERS, build
+
+ROOT = Path(__file__).resolve().parent.parent
+GRAPH = build(ROOT)
+KNOWN_CYCLE = "scopa_train"  # see the module docstring
+
+
+def test_no_module_reaches_a_higher_layer() -> None:
+    up = [f"{m} -> {t} ({kind})" for m, t, kind in GRAPH.upward()]
+    assert not up, "imports or module names reaching a higher layer: " + "; ".join(up)
+
+
+@pytest.mark.parametrize("package", [
+    pytest.param(p, marks=pytest.mark.xfail(
+        strict=True, reason="scopa_train's internal cycle, removed on the training branch"))
+    if p == KNOWN_CYCLE else p for p in LAYERS])
+def test_no_import_cycle(package: str) -> None:
+    cycles = [c for c in GRAPH.cycles() if any(m.split(".")[0] == package for m in c)]
+    assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
+
+
+def test_every_module_and_function_level_import_is_seen() -> None:
+    assert {"scopa_env.game", "agents.evaluate", "scopa_policy.agent", "scopa_cli",
+            "train"} <= set(GRAPH.files)
+    assert "agents" in GRAPH.imports["scopa_cli"]  # `from agents import make_agent` in a function
+    assert "agents.ray_eval" in GRAPH.imports["agents.evaluate"]  # likewise
+    assert "scopa_policy.agent" in GRAPH.imports["scopa_policy.specs"]
+
+
+def _tree(tmp_path: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text))
+    return tmp_path
+
+
+def test_the_checker_finds_cycles_and_upward_reaches(tmp_path: Path) -> None:
+    root = _tree(tmp_path, {
+        "scopa_env/__init__.py": "",
+        "scopa_env/a.py": "def f():\n    from . import b\n",
+        "scopa_env/b.py": "from .a import f\nX = 'agents.bridge:Thing'\n",
+        "agents/__init__.py": "from scopa_env import a\n",
+        "agents/bridge.py": "import scopa_env.b\n",
+        "agents/low.py": "def g():\n    import scopa_policy.net\n",
+        "scopa_policy/__init__.py": "",
+        "scopa_policy/net.py": "from agents import low\n",
+    })
+    g = build(root)
+    assert g.cycles() == [["agents.low", "scopa_policy.net"], ["scopa_env.a", "scopa_env.b"]]
+    assert g.upward() == [("agents.low", "scopa_policy.net", "import"),
+                          ("scopa_env.b", "agents.bridge", "string")]
