@@ -41,7 +41,8 @@ from scopa_env.observation import (
     card_mask,
 )
 from scopa_env.rules import Rules
-from scopa_env.scoring import score_hand
+from scopa_env.rules.capture import is_scopa
+from scopa_env.rules.scoring import score_hand
 
 # a position: (mover's hand, other hand, table, mover's pile, other pile,
 #              mover's scope - other's, last capturer: 1 mover, -1 other, 0 nobody)
@@ -101,7 +102,7 @@ class EndgameSolver:
             table &= ~capture
             p_me |= capture | (1 << card)
             last = 1
-            if not table and not takes_all and (not last_play or self._last_play_scopa):
+            if is_scopa(True, table, takes_all, last_play, self._last_play_scopa):
                 scope += 1
         else:
             table |= 1 << card

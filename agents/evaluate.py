@@ -45,7 +45,7 @@ from scopa_env.game import GameState, IllegalMoveError, apply, new_match
 from scopa_env.observation import info_set
 from scopa_env.play import derive_seed, has_reset
 from scopa_env.rules import Rules, add_rules_args, parse_option, resolve_rules
-from scopa_env.scoring import POINT_KEYS
+from scopa_env.rules.scoring import POINT_KEYS
 
 from .base import Agent, BaseAgent, PerGame
 from .commands import (

@@ -26,7 +26,7 @@ Decks. Match ``k`` of game ``i`` has the seed ``match_seeds[i]`` derived from
 ``(seed, i, k)``; with ``shuffle="fast"`` (default) each hand's deal order is a
 counter-based hash permutation of ``(match seed, hand index, redeal attempt)``,
 computed for all games at once; with ``shuffle="engine"`` it is
-``scopa_env.game.shuffled_deck`` of the same triple (a Python call per dealt hand,
+``scopa_env.rules.deal.shuffled_deck`` of the same triple (a Python call per dealt hand,
 slower), so a game equals ``new_match(rules, seed=match_seeds[i])`` move for move.
 Explicit deal orders: ``reset(decks=...)`` (first hand of every game) and
 ``set_next_decks(games, decks)`` (the next hand dealt in those games); ``decks``
@@ -55,9 +55,10 @@ from typing import Any
 
 import numpy as np
 
-from .cards import CODES, COINS_MASK, FULL_DECK, N_CARDS, RE_BELLO, SETTEBELLO, SUIT_MASK, cards_of
+from .bitsets import popcount
+from .cards import CODES, FULL_DECK, N_CARDS, cards_of
 from .episode import EPISODES, REWARDS, check_choice, check_seed, entropy_seed
-from .game import GameState, HandResult, IllegalMoveError, deal_order, played_deck
+from .game import GameState, HandResult, IllegalMoveError
 from .moves import ACE_ALL_BASE, ACTION_CAPTURE, N_ACTIONS, action_text
 from .observation import (
     CARD_SETS,
@@ -83,7 +84,17 @@ from .observation import (
 )
 from .records import hand_entry, match_record, move_entry
 from .rules import Rules, make_rules
-from .scoring import COUNT_KEYS, POINT_KEYS, score_entry
+from .rules.capture import is_scopa_np
+from .rules.deal import (
+    deal_order,
+    hash_deal_orders,
+    hash_decks,
+    mix64,
+    opening_cards_np,
+    played_deck,
+)
+from .rules.outcome import hand_end_np, match_winner_np
+from .rules.scoring import COUNT_KEYS, POINT_KEYS, SCORE_ROW, score_entry, score_hands_np
 from .vector_tables import (
     ACT_BIT,
     ACT_CAPTURES,
@@ -91,14 +102,11 @@ from .vector_tables import (
     ACT_PILE,
     ACT_TOGGLE,
     ACT_TOGGLE_RM,
-    BEST_IN_SUIT_NP,
     CARD_BIT,
     CARD_INFO,
     CHOOSE,
     GROUP_POS,
     ID_BITS,
-    KING_NP,
-    NAPOLA,
     PAT_GROUP,
     PAT_MULT,
     PAT_NSLOTS,
@@ -124,42 +132,7 @@ SHUFFLES = ("fast", "engine")
 U64 = np.uint64
 _MASK63 = (1 << 63) - 1
 _NCOUNTS = len(COUNT_KEYS)
-_POINT = {k: i for i, k in enumerate(POINT_KEYS)}
 _PRIMIERA = COUNT_KEYS.index("primiera")
-_NSCORE = _NCOUNTS + len(POINT_KEYS)  # a team's score entry as one row: counts, points
-
-if hasattr(np, "bitwise_count"):
-    def popcount(x: np.ndarray) -> np.ndarray:
-        """Set bits of each element of a uint64 array."""
-        return np.bitwise_count(x).astype(np.int64)
-else:  # numpy < 2.0
-    _POP8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
-
-    def popcount(x: np.ndarray) -> np.ndarray:
-        """Set bits of each element of a uint64 array."""
-        x = np.ascontiguousarray(x, dtype="<u8")
-        return _POP8[x.view(np.uint8).reshape(*x.shape, 8)].sum(-1)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64 finaliser on a uint64 array (wrapping arithmetic)."""
-    x = np.asarray(x, dtype=U64) + U64(0x9E3779B97F4A7C15)
-    x = (x ^ (x >> U64(30))) * U64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> U64(27))) * U64(0x94D049BB133111EB)
-    return x ^ (x >> U64(31))
-
-
-def hash_decks(match_seeds: np.ndarray, hand_index: np.ndarray, attempt: np.ndarray
-               ) -> np.ndarray:
-    """Deal orders ``(G, 40)`` int8 for ``shuffle="fast"``: a permutation keyed by a
-    hash of (match seed, hand index, redeal attempt, card)."""
-    base = _mix(_mix(np.asarray(match_seeds, dtype=U64))
-                ^ _mix(np.asarray(hand_index, dtype=U64) * U64(0x10001)
-                       + np.asarray(attempt, dtype=U64) + U64(0x5EED)))
-    keys = _mix(base[:, None] + np.arange(N_CARDS, dtype=U64)[None, :]
-                * U64(0xD1B54A32D192ED03))
-    return np.argsort(keys, axis=1, kind="stable").astype(np.int8)
-
 
 def _expand(g: np.ndarray, place: np.ndarray, tr: np.ndarray, pat: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray]:
@@ -262,7 +235,6 @@ class VectorScopaEnv:
         self._phase = np.zeros(N_CARDS + 1, np.int64)  # by moves played: 1 deal, 2 hand over
         self._phase[per_deal:N_CARDS - ts:per_deal] = 1
         self._phase[N_CARDS - ts] = 2
-        self._best = BEST_IN_SUIT_NP[r.primiera_table]
         n, p = self.num_envs, r.players
         self._rows = np.arange(n)
         self._rows_p = self._rows * p
@@ -349,8 +321,8 @@ class VectorScopaEnv:
         if not len(games):
             return
         k = self._match_count[games]
-        seeds = _mix(_mix(np.full(len(games), self._seed, dtype=U64))
-                     ^ _mix(games.astype(U64) * U64(0x100000001B3) + k.astype(U64)))
+        seeds = mix64(mix64(np.full(len(games), self._seed, dtype=U64))
+                      ^ mix64(games.astype(U64) * U64(0x100000001B3) + k.astype(U64)))
         self.match_seeds[games] = (seeds & U64(_MASK63)).astype(np.int64)
         self._match_count[games] = k + 1
         self.match_score[games] = 0
@@ -373,11 +345,10 @@ class VectorScopaEnv:
         self.last_capture[games] = -1
         self.deck_pos[games] = 0
         self._deal_round(games)
-        ts = r.table_size
-        opening = decks[:, self._deal_size:self._deal_size + ts]
+        opening = opening_cards_np(decks, r)
         self.table[games] = _or_columns(CARD_BIT[opening])
         self.table_rm[games] = _or_columns(RM_BIT[opening])
-        self.deck_pos[games] += ts
+        self.deck_pos[games] += r.table_size
         self._n_moves[games] = 0
         if self.record_matches:
             self._archive_hand_start(games)
@@ -400,16 +371,7 @@ class VectorScopaEnv:
                     continue
                 decks[j], attempts[j] = deal_order(int(seeds[j]), int(hand[j]), r)
         else:
-            decks = hash_decks(seeds, hand, attempts)
-            if r.redeal_three_kings and r.table_size >= 3:
-                lo, hi = self._deal_size, self._deal_size + r.table_size
-                redo = KING_NP[decks[:, lo:hi]].sum(1) >= 3
-                if given:
-                    redo[list(given)] = False
-                while redo.any():
-                    attempts[redo] += 1
-                    decks[redo] = hash_decks(seeds[redo], hand[redo], attempts[redo])
-                    redo &= KING_NP[decks[:, lo:hi]].sum(1) >= 3
+            decks, attempts = hash_deal_orders(seeds, hand, r)
         for j, d in given.items():
             decks[j], attempts[j] = d, 0
         return decks, attempts
@@ -603,11 +565,7 @@ class VectorScopaEnv:
         pidx = self._rows_2 + team
         self._piles_flat[pidx] |= pile
         self.last_capture = np.where(captured, team, self.last_capture)
-        scopa = captured & (self.table == 0)
-        if takes_all is not None:
-            scopa &= ~takes_all
-        if not r.last_play_scopa:
-            scopa &= ~last_play
+        scopa = is_scopa_np(captured, self.table, takes_all, last_play, r.last_play_scopa)
         self._scope_flat[pidx] += scopa
         if self.record_matches:
             self._arch_action.reshape(-1)[at] = a
@@ -638,26 +596,17 @@ class VectorScopaEnv:
         self.piles[games[swept], lc[swept]] |= leftover[swept]
         self.table[games] = 0
         self.table_rm[games] = 0
-        score = self._score(self.piles[games], self.scope[games])  # (G, 2, fields)
+        score = score_hands_np(self.piles[games], self.scope[games], r)  # (G, 2, fields)
         totals = score[:, :, -1]
         self.match_score[games] += totals
         ms = self.match_score[games]
-        target = r.target_score
-        done = ((ms >= target).any(1)) & (ms[:, 0] != ms[:, 1])
-        winner = np.where(done, (ms[:, 1] > ms[:, 0]).astype(np.int64), -1)
+        done, winner = match_winner_np(ms, r.target_score)
         out.hand_points[games] = totals
         out.match_score[games] = ms
         out.match_over[games] = done
         out.winner[games] = winner
-        margin = totals[:, 0] - totals[:, 1]
-        if self.reward_mode == "points":
-            team0 = margin.astype(np.float32)
-        else:
-            team0 = np.where(done, 1 - 2 * winner, 0).astype(np.float32)
-            if self.episode_mode == "hand":
-                team0 = np.where(done, team0, np.sign(margin)).astype(np.float32)
+        term, team0 = hand_end_np(self.reward_mode, self.episode_mode, totals, done, winner)
         out.rewards[games] = team0[:, None] * self._team_sign[None, :]
-        term = np.ones(len(games), bool) if self.episode_mode == "hand" else done
         out.terminated[games] = term
         if self.record_matches:
             h = self.hand_index[games]
@@ -672,33 +621,6 @@ class VectorScopaEnv:
             self.dealer[cont] = (self.dealer[cont] + 1) % p
             self.hand_index[cont] += 1
             self._start_hands(cont)
-
-    def _score(self, piles: np.ndarray, scope: np.ndarray) -> np.ndarray:
-        """``(G, 2, _NSCORE)`` score entries of ``scoring.score_hand`` as rows (counts by
-        ``COUNT_KEYS``, primiera -1 where the team has none, then points by ``POINT_KEYS``)."""
-        r = self.rules
-        cards = popcount(piles)
-        coins = popcount(piles & U64(COINS_MASK))
-        sette = ((piles >> U64(SETTEBELLO)) & U64(1)).astype(np.int64)
-        suits = ((piles[..., None] >> _SUIT_SHIFT) & U64(SUIT_MASK[0])).astype(np.int64)  # (G,2,4)
-        prim = self._best[suits].sum(-1)
-        has = (prim >= 0) if not r.primiera_requires_all_suits else (suits != 0).all(-1)
-        prim = np.where(has, prim, -1)
-        out = np.zeros(piles.shape + (_NSCORE,), np.int64)
-        out[..., :_NCOUNTS] = np.stack([cards, coins, sette, prim, scope], -1)  # COUNT_KEYS
-        other = slice(None, None, -1)
-        pts = out[..., _NCOUNTS:]
-        pts[..., _POINT["carte"]] = cards > cards[:, other]
-        pts[..., _POINT["denari"]] = coins > coins[:, other]
-        pts[..., _POINT["settebello"]] = sette
-        pts[..., _POINT["primiera"]] = has & (~has[:, other] | (prim > prim[:, other]))
-        pts[..., _POINT["scope"]] = scope
-        if r.re_bello:
-            pts[..., _POINT["re_bello"]] = (piles >> U64(RE_BELLO)) & U64(1)
-        if r.napola:
-            pts[..., _POINT["napola"]] = NAPOLA[(piles & U64(COINS_MASK)).astype(np.int64)]
-        pts[..., _POINT["total"]] = pts[..., :_POINT["total"]].sum(-1)
-        return out
 
     def _raise_illegal(self, a: np.ndarray, bad: np.ndarray) -> None:
         lines = []
@@ -728,7 +650,7 @@ class VectorScopaEnv:
         self._arch_scopa = np.zeros((n, hands, N_CARDS), bool)
         self._arch_last = np.zeros((n, hands), np.int8)
         self._arch_leftover = np.zeros((n, hands), U64)
-        self._arch_score = np.zeros((n, hands, 2, _NSCORE), np.int16)
+        self._arch_score = np.zeros((n, hands, 2, SCORE_ROW), np.int16)
         self._arch_nhands = np.zeros(n, np.int64)
 
     def _archive_grow(self, hand: int) -> None:
@@ -903,7 +825,6 @@ _T_HAND_SIZES, _T_MATCH_SCORE, _T_SCOPE, _T_SEAT_FROM_DEALER, _T_LAST_CAPTURE = 
                                        LAST_CAPTURE))
 _T_DECK_COUNT = within(DECK_COUNT, SCALARS).start
 _CARD_WORDS = -(-CARD_SETS.stop // 64)  # 64-bit words holding the card sets
-_SUIT_SHIFT = 10 * np.arange(4, dtype=U64)
 _ID_MASK = (1 << ID_BITS) - 1
 _ARANGE = np.arange(1 << ID_BITS)
 _CHOOSE_FLAT = CHOOSE.reshape(-1)

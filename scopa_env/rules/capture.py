@@ -1,0 +1,42 @@
+"""Captures: what a move takes off the table, and the scopa predicate; the per-game form
+and the array form side by side.
+
+A capture takes its cards (an ace playing ``ace_takes_all`` takes the whole table); it
+*sweeps* for a scopa when it leaves the table empty, except an ace taking all and, unless
+``last_play_scopa``, the last play of the hand. Which captures are legal is the move
+generator's (``scopa_env.moves.card_moves`` per game, ``VectorScopaEnv.card_moves`` for
+arrays of games).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..moves import ACE_ALL_BASE, ACTION_CAPTURE
+
+
+def captured(action: int, table: int) -> int:
+    """Bitmask of the table cards ``action`` takes (ace takes all: the whole table)."""
+    return table if action >= ACE_ALL_BASE else ACTION_CAPTURE[action]
+
+
+def is_scopa(captures: bool, table_after: int, takes_all: bool, last_play: bool,
+             last_play_scopa: bool) -> bool:
+    """Whether a move scores a scopa: it captures (``captures``) and leaves the table
+    empty (``table_after == 0``), it is not an ace taking all, and it is not the hand's
+    last play unless ``last_play_scopa``."""
+    return (captures and not table_after and not takes_all
+            and (not last_play or last_play_scopa))
+
+
+def is_scopa_np(captures: np.ndarray, table_after: np.ndarray,
+                takes_all: np.ndarray | None = None, last_play: np.ndarray | None = None,
+                last_play_scopa: bool = True) -> np.ndarray:
+    """``is_scopa`` of many moves (bool arrays; ``takes_all`` None: no ace takes all;
+    ``last_play`` None: no move is a hand's last play)."""
+    scopa = captures & (table_after == 0)
+    if takes_all is not None:
+        scopa &= ~takes_all
+    if last_play is not None and not last_play_scopa:
+        scopa &= ~last_play
+    return scopa
