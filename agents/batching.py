@@ -34,14 +34,13 @@ from scopa_env.cards import FULL_DECK, N_CARDS, RANK
 from scopa_env.moves import ACE_ALL_BASE
 from scopa_env.observation import InfoSet
 from scopa_env.rules import Rules
-from scopa_env.rules.capture import is_scopa_np
+from scopa_env.rules.capture import captured_np, is_scopa_np
 from scopa_env.rules.scoring import carte_open_np, denari_open_np
 from scopa_env.vector import VectorScopaEnv
-from scopa_env.vector_tables import ACT_CAPTURE, ACT_CARD, ACT_TOGGLE, ACT_TOGGLE_RM, CARD_BIT
+from scopa_env.vector_tables import ACT_CARD, ACT_TOGGLE, ACT_TOGGLE_RM, CARD_BIT
 
 from .values import PointModel
 
-CAPTURE = ACT_CAPTURE.view(np.int64)  # per id: the captured cards (0: place, ace takes all)
 _TOGGLE = ACT_TOGGLE.view(np.int64)  # per id: the table bits it flips
 BIT = CARD_BIT.view(np.int64)
 RANK0 = np.array(RANK, np.int64) - 1
@@ -114,7 +113,7 @@ def batch(env: VectorScopaEnv, games: np.ndarray) -> Batch:
     ids = env.legal_ids[games[game], col]
     takes_all = ids >= ACE_ALL_BASE
     tab = table.take(game)
-    cap = np.where(takes_all, tab, CAPTURE.take(ids))
+    cap = captured_np(ids, tab)
     after = np.where(takes_all, 0, tab ^ _TOGGLE.take(ids))
     after_rm = np.where(takes_all, 0, env.table_rm.take(games).take(game) ^ ACT_TOGGLE_RM.take(ids))
     return Batch(seat=seat, own=own, other=other,
@@ -154,7 +153,7 @@ def reply_moves(env: VectorScopaEnv, player: np.ndarray, after: np.ndarray,
     row, ids = env.card_moves(row, player[row, rank0], after_rm, captures_only=True)
     tab = after.take(row)
     takes_all = ids >= ACE_ALL_BASE
-    cap = np.where(takes_all, tab, CAPTURE.take(ids))
+    cap = captured_np(ids, tab)
     sweeps = is_scopa_np(cap != 0, tab & ~cap, takes_all)
     return row, RANK0.take(ACT_CARD.take(ids)), cap, sweeps
 

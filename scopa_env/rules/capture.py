@@ -14,10 +14,17 @@ import numpy as np
 
 from ..moves import ACE_ALL_BASE, ACTION_CAPTURE
 
+_CAPTURE_NP = np.array(ACTION_CAPTURE, dtype=np.uint64).view(np.int64)
+
 
 def captured(action: int, table: int) -> int:
     """Bitmask of the table cards ``action`` takes (ace takes all: the whole table)."""
     return table if action >= ACE_ALL_BASE else ACTION_CAPTURE[action]
+
+
+def captured_np(actions: np.ndarray, tables: np.ndarray) -> np.ndarray:
+    """``captured`` of many moves: catalogue ids and int64 table masks -> int64 masks."""
+    return np.where(actions >= ACE_ALL_BASE, tables, _CAPTURE_NP.take(actions))
 
 
 def is_scopa(captures: bool, table_after: int, takes_all: bool, last_play: bool,
