@@ -26,7 +26,15 @@ from .moves import (
 )
 from .rules import Rules, make_rules
 from .rules.capture import is_scopa
-from .rules.deal import deal_order, opening_table, played_deck
+from .rules.deal import (
+    deal_order,
+    deal_round,
+    first_dealer,
+    first_seat,
+    next_dealer,
+    opening_table,
+    played_deck,
+)
 from .rules.outcome import match_winner
 from .rules.scoring import score_hand
 
@@ -113,11 +121,11 @@ class IllegalMoveError(ValueError):
 
 
 def _deal_round(s: GameState) -> None:
-    p, h = s.rules.players, s.rules.hand_size
-    first = (s.dealer + 1) % p
-    for i in range(p * h):
-        s.hands[(first + i) % p] |= 1 << s.deck[s.deck_pos + i]
-    s.deck_pos += p * h
+    p, n = s.rules.players, s.rules.players * s.rules.hand_size
+    first = first_seat(s.dealer, p)
+    for k, hand in enumerate(deal_round(s.deck[s.deck_pos:s.deck_pos + n], p)):
+        s.hands[(first + k) % p] |= hand
+    s.deck_pos += n
     s.to_move = first
 
 
@@ -145,7 +153,7 @@ def new_match(rules: Rules | str = "scopa", seed: int | None = None, deck: Any =
     if not isinstance(rules, Rules) or options:
         rules = make_rules(rules, **options)
     seed = entropy_seed() if seed is None else check_seed(seed)
-    s = GameState(rules=rules, seed=seed, dealer=rules.players - 1)
+    s = GameState(rules=rules, seed=seed, dealer=first_dealer(rules.players))
     start_hand(s, deck)
     return s
 
@@ -193,7 +201,7 @@ def apply(s: GameState, action: int, check: bool = True, next_deck: Any = None,
     if s.done:
         result.match_over = True
     elif deal_next:
-        s.dealer = (s.dealer + 1) % s.rules.players
+        s.dealer = next_dealer(s.dealer, s.rules.players)
         s.hand_index += 1
         start_hand(s, next_deck)
     return result

@@ -87,9 +87,13 @@ from .rules import Rules, make_rules
 from .rules.capture import is_scopa_np
 from .rules.deal import (
     deal_order,
+    deal_round_np,
+    first_dealer,
+    first_seat,
     hash_deal_orders,
     hash_decks,
     mix64,
+    next_dealer,
     opening_cards_np,
     played_deck,
 )
@@ -327,7 +331,7 @@ class VectorScopaEnv:
         self._match_count[games] = k + 1
         self.match_score[games] = 0
         self.hand_index[games] = 0
-        self.dealer[games] = self.players - 1
+        self.dealer[games] = first_dealer(self.players)
         self._recordable[games] = True
         if self.record_matches:
             self._arch_nhands[games] = 0
@@ -382,11 +386,8 @@ class VectorScopaEnv:
         p, h = self.players, self.rules.hand_size
         pos = (games * N_CARDS + self.deck_pos[games])[:, None] + np.arange(p * h)[None, :]
         cards = self.decks.reshape(-1).take(pos).astype(np.int64)
-        bits = CARD_BIT.take(cards)
-        dealt = bits[:, :p].copy()
-        for j in range(1, h):  # card j * p + q goes to the q-th seat from the first
-            dealt |= bits[:, j * p:(j + 1) * p]
-        first = (self.dealer[games] + 1) % p
+        dealt = deal_round_np(cards, p)
+        first = first_seat(self.dealer[games], p)
         self._hands_flat[(games * p)[:, None] + self._seat_order.take(first, axis=0)] = dealt
         self.deck_pos[games] += p * h
         self.to_move[games] = first
@@ -618,7 +619,7 @@ class VectorScopaEnv:
         self._new_matches(games[term])
         cont = games[~term]
         if len(cont):
-            self.dealer[cont] = (self.dealer[cont] + 1) % p
+            self.dealer[cont] = next_dealer(self.dealer[cont], p)
             self.hand_index[cont] += 1
             self._start_hands(cont)
 
@@ -747,7 +748,7 @@ class VectorScopaEnv:
             canon = r.players * r.hand_size + r.table_size + (
                 moves // (p * r.hand_size)) * p * r.hand_size
             if (sizes is None or rel != [round(x) for x in sizes] or st.deck_pos != canon
-                    or st.to_move != (st.dealer + 1 + moves) % p):
+                    or st.to_move != (first_seat(st.dealer, p) + moves) % p):
                 raise ValueError(f"game {g}: not a position of real play (deck position "
                                  f"{st.deck_pos}, hand sizes {rel} from the seat to move "
                                  f"{st.to_move}, dealer {st.dealer})")
@@ -778,7 +779,7 @@ class VectorScopaEnv:
             raise ValueError(f"game {g}: a card in hand is still in the undealt deck")
         others = [c for c in st.deck[:st.deck_pos] if c not in set(held)]
         deck: list[int | None] = [None] * st.deck_pos
-        first = (st.dealer + 1) % p
+        first = first_seat(st.dealer, p)
         for q in range(p):
             cards = cards_of(st.hands[(first + q) % p])
             for j in range(h):

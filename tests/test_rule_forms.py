@@ -49,6 +49,15 @@ def test_deal_forms_agree(rules: Rules) -> None:
         assert deal.needs_redeal(tuple(map(int, before[0])), rules)
     if rules.redeal_three_kings and rules.table_size >= deal.REDEAL_KINGS:
         assert deal.needs_redeal_np(decks, rules).any()
+    n = rules.players * rules.hand_size
+    rounds = decks[:, :n].astype(np.int64)
+    assert deal.deal_round_np(rounds, rules.players).tolist() == \
+        [deal.deal_round(row.tolist(), rules.players) for row in rounds]
+    dealers = np.arange(rules.players)
+    assert deal.first_seat(dealers, rules.players).tolist() == \
+        [deal.first_seat(int(d), rules.players) for d in dealers]
+    assert deal.next_dealer(dealers, rules.players).tolist() == \
+        [deal.next_dealer(int(d), rules.players) for d in dealers]
 
 
 def _positions(rules: Rules, rng: np.random.Generator, n: int):

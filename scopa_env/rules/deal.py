@@ -14,6 +14,7 @@ the same triple, for many games at once: ``shuffle="fast"``); they give differen
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 import numpy as np
@@ -25,6 +26,32 @@ REDEAL_KINGS = 3  # kings on the opening table that redeal it
 KINGS = RANK_MASK[10]
 _KING_NP = np.array(RANK, dtype=np.int64) == 10
 U64 = np.uint64
+_CARD_BIT = np.array([1 << c for c in range(N_CARDS)], dtype=U64)
+
+
+def first_dealer(players: int) -> int:
+    """The dealer of a match's first hand: the last seat."""
+    return players - 1
+
+
+def next_dealer(dealer: Any, players: int) -> Any:
+    """The dealer of the next hand (an int, or an array of them)."""
+    return (dealer + 1) % players
+
+
+def first_seat(dealer: Any, players: int) -> Any:
+    """The seat dealt to first in each round, and first to play: the one after the
+    dealer (an int, or an array of them)."""
+    return (dealer + 1) % players
+
+
+def deal_round(cards: Sequence[int], players: int) -> list[int]:
+    """The hands one round deals from ``cards`` (``players * hand_size`` card ids in deal
+    order), by seat counted from the first seat: card ``i`` goes to the ``i mod players``-th."""
+    hands = [0] * players
+    for i, c in enumerate(cards):
+        hands[i % players] |= 1 << c
+    return hands
 
 
 def shuffled_deck(seed: int, hand_index: int, attempt: int) -> tuple[int, ...]:
@@ -83,6 +110,16 @@ def played_deck(deck: Any, rules: Rules) -> tuple[int, ...]:
 
 
 # -- the array form -----------------------------------------------------------------------
+def deal_round_np(cards: np.ndarray, players: int) -> np.ndarray:
+    """``deal_round`` of many deals: ``(G, players * hand_size)`` int64 card ids ->
+    ``(G, players)`` uint64 hands, by seat counted from the first seat."""
+    bits = _CARD_BIT.take(cards)
+    dealt = bits[:, :players].copy()
+    for j in range(1, cards.shape[1] // players):
+        dealt |= bits[:, j * players:(j + 1) * players]
+    return dealt
+
+
 def opening_cards_np(decks: np.ndarray, rules: Rules) -> np.ndarray:
     """The opening table's card ids of many deal orders: ``(G, 40)`` -> ``(G, table_size)``."""
     start = rules.players * rules.hand_size
