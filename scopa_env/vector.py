@@ -56,31 +56,19 @@ from typing import Any
 import numpy as np
 
 from .bitsets import popcount
-from .cards import CODES, FULL_DECK, N_CARDS, cards_of
+from .cards import CODES, N_CARDS, cards_of
 from .episode import EPISODES, REWARDS, check_choice, check_seed, entropy_seed
 from .game import GameState, HandResult, IllegalMoveError
 from .moves import ACE_ALL_BASE, ACTION_CAPTURE, N_ACTIONS, action_text
 from .observation import (
-    CARD_SETS,
-    DECK_COUNT,
-    DECK_SCALE,
-    HAND,
-    HAND_SIZES,
-    LAST_CAPTURE,
-    MATCH_SCORE,
     NOBODY,
     OBS_DIM,
-    OTHER_PILE,
-    OWN_PILE,
     SCALARS,
-    SCOPE,
-    SCOPE_SCALE,
-    SEAT_FROM_DEALER,
-    TABLE,
-    UNSEEN,
     InfoSet,
+    add_score_scalars_np,
+    card_sets_np,
     make_info_set,
-    within,
+    position_scalars_np,
 )
 from .records import hand_entry, match_record, move_entry
 from .rules import Rules, make_rules
@@ -274,16 +262,12 @@ class VectorScopaEnv:
         seat from the dealer (the rest left 0)."""
         r, p, h = self.rules, self.players, self.rules.hand_size
         per_deal = p * h
-        lut = np.zeros((N_CARDS - r.table_size, _NSCALARS), np.float32)
-        for moves in range(len(lut)):
-            j = moves % per_deal  # moves played in this deal; the mover is the j-th
-            for k in range(p):
-                played = (j - (j + k) % p + p - 1) // p
-                lut[moves, _T_HAND_SIZES.start + k] = (h - played) / h
-            deck_pos = per_deal + r.table_size + (moves // per_deal) * per_deal
-            lut[moves, _T_DECK_COUNT] = (N_CARDS - deck_pos) / DECK_SCALE
-            lut[moves, _T_SEAT_FROM_DEALER.start + (1 + moves) % p] = 1
-        return lut
+        moves = np.arange(N_CARDS - r.table_size)
+        j = moves % per_deal  # moves played in this deal; the mover is the j-th
+        k = np.arange(p)
+        played = (j[:, None] - (j[:, None] + k[None, :]) % p + p - 1) // p
+        deck_pos = per_deal + r.table_size + (moves // per_deal) * per_deal
+        return position_scalars_np(r, h - played, N_CARDS - deck_pos, (1 + moves) % p)
 
     # -- episodes ------------------------------------------------------------------------
     def reset(self, seed: int | None = None, decks: Any = None) -> None:
@@ -486,41 +470,21 @@ class VectorScopaEnv:
         seat = self.to_move if mover else np.asarray(seats, np.int64).reshape(n)
         team = seat % 2
         other_team = 1 - team
-        hand = self._hands_flat.take(self._rows_p + seat)
-        own = self._piles_flat.take(self._rows_2 + team)
-        other = self._piles_flat.take(self._rows_2 + other_team)
-        table = self.table
-        unseen = U64(FULL_DECK) & ~(hand | table | own | other)
-        # the five 40-bit card sets back to back in 64-bit words, unpacked to columns
-        words = np.zeros((n, _CARD_WORDS), U64)
-        for part, mask in ((HAND, hand), (TABLE, table), (OWN_PILE, own),
-                           (OTHER_PILE, other), (UNSEEN, unseen)):
-            w, bit = divmod(part.start, 64)
-            words[:, w] |= mask << U64(bit)
-            if bit + N_CARDS > 64:
-                words[:, w + 1] |= mask >> U64(64 - bit)
+        own_at, other_at = self._rows_2 + team, self._rows_2 + other_team
         obs = np.empty((n, OBS_DIM), np.float32)
-        obs[:, CARD_SETS] = np.unpackbits(words.view(np.uint8)[:, :CARD_SETS.stop // 8],
-                                          axis=1, bitorder="little")
+        card_sets_np(obs, self._hands_flat.take(self._rows_p + seat), self.table,
+                     self._piles_flat.take(own_at), self._piles_flat.take(other_at))
         if mover:  # hand sizes, deck count and seat from the dealer follow the move count
             tail = self._tail_lut.take(self._n_moves, axis=0)
         else:
-            tail = np.zeros((n, _NSCALARS), np.float32)
-            sizes = popcount(self.hands)
             rel = self._seat_order.take(seat, axis=0)
-            tail[:, _T_HAND_SIZES.start:_T_HAND_SIZES.start + p] = (
-                sizes[rows[:, None], rel] / r.hand_size)
-            tail[:, _T_DECK_COUNT] = (N_CARDS - self.deck_pos) / DECK_SCALE
-            tail[rows, _T_SEAT_FROM_DEALER.start + (seat - self.dealer) % p] = 1
+            tail = position_scalars_np(r, popcount(self.hands)[rows[:, None], rel],
+                                       N_CARDS - self.deck_pos, (seat - self.dealer) % p)
         ms, sc = self.match_score.reshape(-1), self._scope_flat
-        own_at, other_at = self._rows_2 + team, self._rows_2 + other_team
-        own_ms, own_sc = _T_MATCH_SCORE.start, _T_SCOPE.start
-        tail[:, own_ms] = ms.take(own_at) / r.target_score
-        tail[:, own_ms + 1] = ms.take(other_at) / r.target_score
-        tail[:, own_sc] = sc.take(own_at) / SCOPE_SCALE
-        tail[:, own_sc + 1] = sc.take(other_at) / SCOPE_SCALE
         lc = self.last_capture
-        tail[rows, _T_LAST_CAPTURE.start + np.where(lc < 0, NOBODY, lc != team)] = 1
+        add_score_scalars_np(tail, r, np.stack([ms.take(own_at), ms.take(other_at)], 1),
+                             np.stack([sc.take(own_at), sc.take(other_at)], 1),
+                             np.where(lc < 0, NOBODY, lc != team))
         obs[:, SCALARS] = tail
         return obs
 
@@ -819,13 +783,6 @@ def _action_codes() -> tuple[list[str], list[list[str]]]:
             [[CODES[x] for x in cards_of(m)] for m in ACTION_CAPTURE])
 
 
-# the observation's layout (scopa_env.observation), as columns of its SCALARS block
-_NSCALARS = SCALARS.stop - SCALARS.start
-_T_HAND_SIZES, _T_MATCH_SCORE, _T_SCOPE, _T_SEAT_FROM_DEALER, _T_LAST_CAPTURE = (
-    within(part, SCALARS) for part in (HAND_SIZES, MATCH_SCORE, SCOPE, SEAT_FROM_DEALER,
-                                       LAST_CAPTURE))
-_T_DECK_COUNT = within(DECK_COUNT, SCALARS).start
-_CARD_WORDS = -(-CARD_SETS.stop // 64)  # 64-bit words holding the card sets
 _ID_MASK = (1 << ID_BITS) - 1
 _ARANGE = np.arange(1 << ID_BITS)
 _CHOOSE_FLAT = CHOOSE.reshape(-1)
