@@ -8,8 +8,9 @@ final points margin (own team minus other, scope included) under best play by bo
 sides from there on; ``move_outcomes`` the mover's final pile on that line (which of
 the cards in play each move wins, a training target of ``scopa_train.last_deal``).
 
-The legal moves are the engine's (``legal_actions``) and so is the scoring
-(``score_hand``); ``_play`` below is ``scopa_env.game.apply`` on a compact state. Every
+The rules are the engine's: legal moves (``legal_actions``), what a move takes and the
+scopa predicate (``scopa_env.rules.capture``), the scoring (``score_hand``); ``_play``
+below is ``scopa_env.game.apply``'s bookkeeping on a compact state. Every
 move's value equals the engine's own alpha-beta search (``agents.pimc``, stepping with
 ``apply``, exact to the end of the hand) on random last deals under six rule
 configurations (``tests/test_endgame.py``).
@@ -26,7 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from scopa_env.moves import ACE_ALL_BASE, ACTION_CAPTURE, ACTION_CARD_LIST, legal_actions
+from scopa_env.moves import ACE_ALL_BASE, ACTION_CARD_LIST, legal_actions
 from scopa_env.observation import (
     DECK_COUNT,
     HAND,
@@ -41,7 +42,7 @@ from scopa_env.observation import (
     card_mask,
 )
 from scopa_env.rules import Rules
-from scopa_env.rules.capture import is_scopa
+from scopa_env.rules.capture import captured, is_scopa
 from scopa_env.rules.scoring import score_hand
 
 # a position: (mover's hand, other hand, table, mover's pile, other pile,
@@ -92,10 +93,8 @@ class EndgameSolver:
         moves next), and whether that ended the hand (then the table has gone to the
         last capturer and the position is final)."""
         me, other, table, p_me, p_other, scope, last = pos
-        if action >= ACE_ALL_BASE:
-            card, capture, takes_all = ACTION_CARD_LIST[action], table, True
-        else:
-            card, capture, takes_all = ACTION_CARD_LIST[action], ACTION_CAPTURE[action], False
+        card, capture, takes_all = (ACTION_CARD_LIST[action], captured(action, table),
+                                    action >= ACE_ALL_BASE)
         me &= ~(1 << card)
         last_play = not me and not other
         if capture:
