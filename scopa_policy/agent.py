@@ -11,7 +11,7 @@ rule set in ``scopa_policy/pretrained/`` (``default.pt``: 2-player scopa; ``team
 with the weights trained for that game's rules (the match's target score aside) and
 refuses, with a message naming the rule sets it has, a game it has no weights for.
 
-A checkpoint with a last-deal scorer (``scopa_policy.last_deal``, trained by the
+A checkpoint with a last-deal scorer (``scopa_policy.last_deal_net``, trained by the
 ``algo: last_deal`` stage) plays the decisions of a 2-player last deal (deck empty) with
 it, and every other decision with the policy network; the shipped 2-player weights have
 one. ``act_batch`` scores all decisions with a choice in one set of products (the moves
@@ -41,7 +41,7 @@ from .checkpoint import (
     checkpoint_file,
     load_checkpoint,
 )
-from .last_deal import LastDealNet
+from .last_deal_net import LastDealNet
 from .modes import DEFAULT_SUITS, check_modes
 from .network import PolicyNet
 from .symmetry import CloseCalls, SuitAveraged

@@ -39,10 +39,10 @@ from torch import nn
 
 from agents.endgame import EndgameSolver, position_from_obs
 from scopa_env.cards import N_CARDS
-from scopa_env.symmetry import ACTION_MAPS, CARD_MAPS, SUIT_PERMUTATIONS, permute_obs_rows
+from scopa_env.suit_maps import ACTION_MAPS, CARD_MAPS, SUIT_PERMUTATIONS, permute_obs_rows
 from scopa_policy.checkpoint import policy_checkpoint
 from scopa_policy.features import action_inputs_np
-from scopa_policy.last_deal import (
+from scopa_policy.last_deal_net import (
     LastDealConfig,
     LastDealNet,
     Tokens,

@@ -50,7 +50,7 @@ import torch
 import yaml
 
 from scopa_env.observation import DECK_COUNT
-from scopa_env.symmetry import SUIT_PERMUTATIONS, permute_obs_rows
+from scopa_env.suit_maps import SUIT_PERMUTATIONS, permute_obs_rows
 from scopa_policy.checkpoint import (
     CheckpointError,
     build_last_deal,
@@ -59,7 +59,7 @@ from scopa_policy.checkpoint import (
     write_atomic,
 )
 from scopa_policy.features import SUIT_VIEW_COLUMNS, Candidates
-from scopa_policy.last_deal import LastDealNet
+from scopa_policy.last_deal_net import LastDealNet
 from scopa_policy.network import PolicyNet
 from scopa_policy.symmetry import decision_table
 

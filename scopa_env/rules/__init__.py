@@ -3,7 +3,7 @@ each holding the rule's per-game form (Python ints: ``scopa_env.game``, the agen
 search) and its array form (numpy, many games at once: ``scopa_env.vector``, the batched
 agents) side by side, with the rule's named constants.
 
-- ``config``: ``Rules``, the named rule sets, options and their validation;
+- ``options``: ``Rules``, the named rule sets, options and their validation;
 - ``deal``: deal order, opening table, the three-kings redeal (``REDEAL_KINGS``);
 - ``capture``: what a move takes, the scopa predicate (legal moves: ``scopa_env.moves``);
 - ``scoring``: a hand's points (``CARTE_MAJORITY``, ``DENARI_MAJORITY``, primiera,
@@ -17,7 +17,7 @@ The observation encoding is ``scopa_env.observation`` (per game) and
 configuration.
 """
 
-from .config import (
+from .options import (
     FOUR_PLAYER_ONLY,
     NAMED_RULES,
     OPTION_NAMES,

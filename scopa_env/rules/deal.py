@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from ..cards import N_CARDS, RANK, RANK_MASK, card_id
-from .config import Rules
+from .options import Rules
 
 REDEAL_KINGS = 3  # kings on the opening table that redeal it
 KINGS = RANK_MASK[10]

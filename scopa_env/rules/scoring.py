@@ -17,7 +17,7 @@ import numpy as np
 
 from ..bitsets import popcount
 from ..cards import COINS_MASK, N_CARDS, RE_BELLO, SETTEBELLO, SUIT_MASK
-from .config import PRIMIERA_TABLES, Rules
+from .options import PRIMIERA_TABLES, Rules
 
 CARTE_MAJORITY = N_CARDS // 2 + 1  # 21 cards of 40 take the carte point
 DENARI_MAJORITY = 10 // 2 + 1  # 6 coins of 10 take the denari point
