@@ -313,9 +313,9 @@ def _delegate(cmd: str, rest: list[str]) -> int:
     """``scopa eval|ladder|train|exploit``: the layer that implements it parses its own
     options."""
     if cmd == "eval":
-        from agents.evaluate import main as command
+        from agents.evaluation.evaluate import main as command
     elif cmd == "ladder":
-        from agents.ladder import main as command
+        from agents.evaluation.ladder import main as command
     elif cmd == "exploit":
         from scopa_train.exploit import main as command
     else:

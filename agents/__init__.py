@@ -1,5 +1,10 @@
 """Agents: baselines (random, greedy, expert, pimc), learned policies and evaluation.
 
+Layout: ``base`` (the agent interface, ``random``), ``baselines/`` (the rule-based agents
+and their batched forms), ``evaluation/`` (evaluator, ladder, leaderboard, statistics),
+``bridges/`` (Gymnasium, Stable-Baselines3, plugins), ``commands`` (command-line
+plumbing shared by every command).
+
 Agents are named by spec strings everywhere (CLI, configs, records):
 
 - ``random``: uniform over the legal moves;
@@ -12,23 +17,23 @@ Agents are named by spec strings everywhere (CLI, configs, records):
   the ``scopa.agents`` entry-point group (``scopa_policy.specs``): this layer never
   imports it;
 - ``pretrained:endgame=exact``: the same network, with the last deal of a 2-player
-  hand (deck empty, every card known) played exactly (``agents.endgame``);
+  hand (deck empty, every card known) played exactly (``agents.baselines.endgame``);
   ``pretrained:suits=close|last_deal|all|none``: which decisions' scores are averaged
   over the 6 views with the plain suits renamed (default ``close``: the last deal's and
   the close calls; ``scopa_policy.symmetry``);
 - ``sb3:PATH``: a Stable-Baselines3 ``MaskablePPO`` model trained on ``scopa/Scopa-v0``
-  (``agents.gym_env``; needs ``pip install -e .[sb3]``);
+  (``agents.bridges.gym_env``; needs ``pip install -e .[sb3]``);
 - ``py:package.module:ATTR`` / ``py:path/to/file.py:ATTR`` (``,name=value`` parameters
-  optional): your own agent class or factory (``agents.plugins``, docs/agents.md);
+  optional): your own agent class or factory (``agents.bridges.plugins``, docs/agents.md);
 - any name an installed package registers in the ``scopa.agents`` entry-point group.
 
 Importing this package registers the single-agent Gymnasium environment ``GYM_ENV_ID``
-(``scopa/Scopa-v0``, class ``agents.gym_env.ScopaGymEnv``, imported only by
+(``scopa/Scopa-v0``, class ``agents.bridges.gym_env.ScopaGymEnv``, imported only by
 ``gymnasium.make``).
 
 ``make_agent(spec, seed)`` builds one; an unknown name or parameter raises
 ``ValueError`` listing what exists. Every agent has ``spec`` and ``act(info) -> id``;
-built-in ones also ``act_batch(infos)``. ``agents.batched.batched_actions`` plays
+built-in ones also ``act_batch(infos)``. ``agents.baselines.batched.batched_actions`` plays
 ``random``, ``greedy`` and ``expert`` in many games of a ``VectorScopaEnv`` at once.
 """
 
@@ -38,11 +43,11 @@ from typing import Any
 
 import gymnasium
 
-from . import plugins
 from .base import Agent, BaseAgent, RandomAgent
-from .expert import ExpertAgent
-from .greedy import GreedyAgent
-from .pimc import PIMCAgent
+from .baselines.expert import ExpertAgent
+from .baselines.greedy import GreedyAgent
+from .baselines.pimc import PIMCAgent
+from .bridges import plugins
 
 AGENTS: dict[str, type[BaseAgent]] = {
     cls.name: cls for cls in (RandomAgent, GreedyAgent, ExpertAgent, PIMCAgent)}
@@ -53,10 +58,10 @@ BUILTIN = set(AGENTS) | set(BRIDGED)
 GYM_ENV_ID = "scopa/Scopa-v0"
 
 if GYM_ENV_ID not in gymnasium.registry:
-    # an entry point string: agents.gym_env is imported only by make(). Unwrapped, like
+    # an entry point string: bridges.gym_env is imported only by make(). Unwrapped, like
     # the AEC env: the class checks its own call order and every action, and Gymnasium's
     # wrappers would hide action_masks() (they forward no other attribute).
-    gymnasium.register(id=GYM_ENV_ID, entry_point=f"{__name__}.gym_env:ScopaGymEnv",
+    gymnasium.register(id=GYM_ENV_ID, entry_point=f"{__name__}.bridges.gym_env:ScopaGymEnv",
                        order_enforce=False, disable_env_checker=True)
 
 
@@ -113,7 +118,7 @@ def check_spec(spec: str) -> str:
     canonical form."""
     name, params = parse_spec(spec)
     if name == "sb3":
-        from . import sb3_agent
+        from .bridges import sb3_agent
         sb3_agent.check_available()
         sb3_agent.model_path(params["path"])
     if name not in AGENTS:  # sb3:, py: or entry point
@@ -125,7 +130,7 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     """An agent from its spec string (``"random"``, ``"pimc:worlds=12,depth=5"``, ...)."""
     name, params = parse_spec(spec)
     if name == "sb3":  # sb3-contrib is imported only here
-        from .sb3_agent import SB3Agent
+        from .bridges.sb3_agent import SB3Agent
         return SB3Agent(params["path"], seed=seed)
     if name not in AGENTS:  # py: or entry point (ckpt: and pretrained: scopa_policy's)
         obj, params = plugins.resolve(spec, BUILTIN)  # type: ignore[misc]

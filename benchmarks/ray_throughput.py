@@ -27,7 +27,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from agents.evaluate import evaluate  # noqa: E402
+from agents.evaluation.evaluate import evaluate  # noqa: E402
 from scopa_policy.network import NetConfig, PolicyNet  # noqa: E402
 from scopa_train.config import load_config  # noqa: E402
 from scopa_train.rollout import sample_opponents  # noqa: E402

@@ -231,15 +231,15 @@ def position_scalars_np(rules: Rules, sizes: np.ndarray, deck_count: np.ndarray,
     return tail
 
 
-def add_score_scalars_np(tail: np.ndarray, rules: Rules, match_score: np.ndarray,
-                         scope: np.ndarray, last_capture: np.ndarray) -> None:
-    """Fill ``tail``'s (N, N_SCALARS) match score and scope columns from (N, 2) arrays
-    (own team, other team), and the last capture's one-hot from ``last_capture`` (N,):
+def add_score_scalars_np(tail: np.ndarray, rules: Rules, match_score: tuple[np.ndarray, np.ndarray],
+                         scope: tuple[np.ndarray, np.ndarray], last_capture: np.ndarray) -> None:
+    """Fill ``tail``'s (N, N_SCALARS) match score and scope columns from (own team, other
+    team) pairs of (N,) arrays, and the last capture's one-hot from ``last_capture`` (N,):
     0 own team, 1 other team, ``NOBODY``."""
     own_ms, own_sc = _S_MATCH_SCORE.start, _S_SCOPE.start
-    tail[:, own_ms] = match_score[:, 0] / rules.target_score
-    tail[:, own_ms + 1] = match_score[:, 1] / rules.target_score
-    tail[:, own_sc] = scope[:, 0] / SCOPE_SCALE
-    tail[:, own_sc + 1] = scope[:, 1] / SCOPE_SCALE
+    tail[:, own_ms] = match_score[0] / rules.target_score
+    tail[:, own_ms + 1] = match_score[1] / rules.target_score
+    tail[:, own_sc] = scope[0] / SCOPE_SCALE
+    tail[:, own_sc + 1] = scope[1] / SCOPE_SCALE
     tail[np.arange(len(tail)), _S_LAST_CAPTURE.start + last_capture] = 1
 

@@ -44,7 +44,7 @@ rank-major table mask) selects its capture *patterns* (place, take a same-rank c
 a rank partition of its value, take all); a pattern's catalogue ids follow from the
 suits of the table cards of its ranks. See ``scopa_env.vector_tables``. That generator,
 ``VectorScopaEnv.card_moves`` (any (card, table) pairs, not only the hands of the seats
-to move), also gives the batched baselines (``agents.batched``) their opponents' replies.
+to move), also gives the batched baselines (``agents.baselines.batched``) their opponents' replies.
 """
 
 from __future__ import annotations
@@ -384,7 +384,7 @@ class VectorScopaEnv:
         move, in no particular order. ``rows`` int64 indices into ``table_rm`` (int64
         ``to_rank_major`` masks); a card must not be on its table. ``captures_only``: leave
         out the places (a card that captures nothing). The one move generator of the
-        batched code: legal sets here, opponents' replies in ``agents.batched``."""
+        batched code: legal sets here, opponents' replies in ``agents.baselines.batched``."""
         info = CARD_INFO.take(cards)
         # the card's key -> its patterns (place, same-rank takes, sum partitions, take all)
         tr = table_rm.take(rows)
@@ -482,8 +482,8 @@ class VectorScopaEnv:
                                        N_CARDS - self.deck_pos, (seat - self.dealer) % p)
         ms, sc = self.match_score.reshape(-1), self._scope_flat
         lc = self.last_capture
-        add_score_scalars_np(tail, r, np.stack([ms.take(own_at), ms.take(other_at)], 1),
-                             np.stack([sc.take(own_at), sc.take(other_at)], 1),
+        add_score_scalars_np(tail, r, (ms.take(own_at), ms.take(other_at)),
+                             (sc.take(own_at), sc.take(other_at)),
                              np.where(lc < 0, NOBODY, lc != team))
         obs[:, SCALARS] = tail
         return obs

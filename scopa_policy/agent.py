@@ -17,7 +17,7 @@ it, and every other decision with the policy network; the shipped 2-player weigh
 one. ``act_batch`` scores all decisions with a choice in one set of products (the moves
 ``act`` would choose, one decision at a time). ``endgame="exact"`` (the spec
 ``pretrained:endgame=exact``) plays the last deal of a 2-player hand exactly
-(``agents.endgame``): a separate agent, not the network alone.
+(``agents.baselines.endgame``): a separate agent, not the network alone.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.endgame import EndgameSolver, position_from_obs
+from agents.baselines.endgame import EndgameSolver, position_from_obs
 from scopa_env.observation import InfoSet, encode_info
 from scopa_env.rules import Rules
 
@@ -67,7 +67,7 @@ class PolicyAgent:
     ``last_deal`` (optional): the scorer of 2-player last-deal decisions (deck empty),
     in place of ``net`` there. ``endgame="exact"``: in the last deal of a 2-player hand
     (deck empty: the unseen cards are the other hand, nothing is hidden), play a move of
-    best exact value (``agents.endgame``), the networks choosing among equally good ones;
+    best exact value (``agents.baselines.endgame``), the networks choosing among equally good ones;
     elsewhere, and with ``endgame="net"`` (the default), the networks alone.
     ``suits``: which scores are averaged over the 6 suit views of the decision
     (``scopa_policy.symmetry``): the last-deal scorer's and, of the policy network's, the

@@ -3,7 +3,7 @@
 
 from __future__ import annotations
 
-ENDGAME_MODES = ("net", "exact")  # net: the network alone; exact: agents.endgame's solver
+ENDGAME_MODES = ("net", "exact")  # net: the network alone; exact: agents.baselines.endgame's solver
 SUIT_MODES = ("close", "last_deal", "all", "none")  # the first is the default
 DEFAULT_SUITS = SUIT_MODES[0]
 PLAY_MODES = {"endgame": ENDGAME_MODES, "suits": SUIT_MODES}

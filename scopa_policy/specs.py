@@ -1,7 +1,7 @@
 """The learned agents' spec strings, registered in the agents layer's ``scopa.agents``
 entry-point group (pyproject.toml): ``ckpt:PATH`` and ``pretrained[:endgame=...,suits=...]``.
 
-Each is a *spec family* (``agents.plugins``): it reads its own spec (``parse_spec``),
+Each is a *spec family* (``agents.bridges.plugins``): it reads its own spec (``parse_spec``),
 names itself in the list of known agents (``usage``) and, called with a seed and the
 parameters, builds the agent with ``scopa_policy.agent.load_policy_agent``. This module
 imports neither torch nor the network: checking a spec stays cheap.

@@ -37,7 +37,7 @@ import torch
 import yaml
 from torch import nn
 
-from agents.endgame import EndgameSolver, position_from_obs
+from agents.baselines.endgame import EndgameSolver, position_from_obs
 from scopa_env.cards import N_CARDS
 from scopa_env.suit_maps import ACTION_MAPS, CARD_MAPS, SUIT_PERMUTATIONS, permute_obs_rows
 from scopa_policy.checkpoint import policy_checkpoint

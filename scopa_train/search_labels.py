@@ -124,7 +124,7 @@ def search_values(spec: str, rules: Rules, obs: np.ndarray, count: np.ndarray, s
     ``halted()`` gave a reason to stop first (checked after each chunk). With ``cache``
     (a file), the chunks scored so far are kept there and a later call on the same
     decisions scores only the others."""
-    from agents.evaluate import run_in_pool
+    from agents.evaluation.evaluate import run_in_pool
 
     search_agent(spec, seed)  # a spec without values fails before any work
     start = np.cumsum(count) - count

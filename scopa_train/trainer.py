@@ -181,7 +181,7 @@ def batched_baseline(kind: str, env: Any, games: np.ndarray, rng: np.random.Gene
                      ) -> np.ndarray | None:
     """Baseline moves as array code over the vector env (``agents.batched``), or None
     for a kind without a batched form (then per-game agents play)."""
-    from agents.batched import BATCHED, batched_actions
+    from agents.baselines.batched import BATCHED, batched_actions
 
     return batched_actions(kind, env, games, rng) if kind in BATCHED else None
 
@@ -208,7 +208,7 @@ def make_teacher(cfg: TrainConfig) -> Any:
     """The exact last-deal teacher when ``endgame_coef`` > 0 (else None)."""
     if cfg.endgame_coef <= 0:
         return None
-    from agents.endgame import EndgameSolver
+    from agents.baselines.endgame import EndgameSolver
 
     return EndgameSolver(cfg.make_rules())
 

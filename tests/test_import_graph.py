@@ -35,10 +35,10 @@ def test_no_import_cycle(package: str) -> None:
 
 
 def test_every_module_and_function_level_import_is_seen() -> None:
-    assert {"scopa_env.game", "agents.evaluate", "scopa_policy.agent", "scopa_cli",
+    assert {"scopa_env.game", "agents.evaluation.evaluate", "scopa_policy.agent", "scopa_cli",
             "train"} <= set(GRAPH.files)
     assert "agents" in GRAPH.imports["scopa_cli"]  # `from agents import make_agent` in a function
-    assert "agents.ray_eval" in GRAPH.imports["agents.evaluate"]  # likewise
+    assert "agents.evaluation.ray_eval" in GRAPH.imports["agents.evaluation.evaluate"]  # likewise
     assert "scopa_policy.agent" in GRAPH.imports["scopa_policy.specs"]
 
 

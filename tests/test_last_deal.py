@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 import torch
 
-from agents.endgame import EndgameSolver, position_from_obs
+from agents.baselines.endgame import EndgameSolver, position_from_obs
 from scopa_env.cards import N_CARDS, mask_of
 from scopa_env.game import apply, new_match
 from scopa_env.observation import HAND, TABLE, UNSEEN, encode_info, info_set

@@ -38,6 +38,6 @@ def test_the_gym_id_is_registered_by_the_agents_layer_not_the_engine() -> None:
             "print('scopa/Scopa-v0' in gymnasium.registry)\n"
             "import agents\n"
             "spec = gymnasium.spec(agents.GYM_ENV_ID)\n"
-            "print(spec.entry_point, 'agents.gym_env' in sys.modules)\n")
+            "print(spec.entry_point, 'agents.bridges.gym_env' in sys.modules)\n")
     out = fresh_python(code)
-    assert out.splitlines() == ["False", "agents.gym_env:ScopaGymEnv False"]
+    assert out.splitlines() == ["False", "agents.bridges.gym_env:ScopaGymEnv False"]

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 import agents
-from agents.evaluate import evaluate
-from agents.sb3_agent import SB3Agent
+from agents.bridges.sb3_agent import SB3Agent
+from agents.evaluation.evaluate import evaluate
 from scopa_env.game import apply, new_match
 from scopa_env.moves import N_ACTIONS
 from scopa_env.observation import encode_info, info_set

@@ -34,7 +34,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .base import Agent, BaseAgent
+from ..base import Agent, BaseAgent
 
 PREFIX = "py"
 GROUP = "scopa.agents"

@@ -12,7 +12,7 @@ Deterministic: it never uses its RNG.
 
 ``greedy_actions(env, games)`` is the batched form: the same moves, ties included, for
 many games of a ``VectorScopaEnv`` at once (the keys packed into one int64 each, in the
-same order; ``agents.batching``).
+same order; ``agents.baselines.batching``).
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from scopa_env.observation import InfoSet
 from scopa_env.rules import Rules
 from scopa_env.rules.capture import captured, is_scopa_np
 
-from .base import BaseAgent
+from ..base import BaseAgent
 from .values import is_last_play, played_card, sweeps, table_after
 
 if TYPE_CHECKING:

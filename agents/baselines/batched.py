@@ -5,8 +5,8 @@
 the catalogue id that the per-game agent plays on ``env.info_set(g)``: for ``greedy`` and
 ``expert`` the very same move, ties included; for ``random`` the same distribution (from
 a numpy generator, not the agent's own random stream). Each batched form sits beside its
-per-game agent (``agents.greedy.greedy_actions``, ``agents.expert.expert_actions``), on
-the shared array machinery of ``agents.batching``.
+per-game agent (``greedy.greedy_actions``, ``expert.expert_actions`` in this package), on
+the shared array machinery of ``batching``.
 """
 
 from __future__ import annotations

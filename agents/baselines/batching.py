@@ -1,5 +1,5 @@
-"""What the batched baselines share (``greedy_actions`` in ``agents.greedy``,
-``expert_actions`` in ``agents.expert``, ``random_actions`` here): the information sets
+"""What the batched baselines share (``greedy_actions`` in ``agents.baselines.greedy``,
+``expert_actions`` in ``agents.baselines.expert``, ``random_actions`` here): the information sets
 and legal moves of many games of a ``VectorScopaEnv`` as arrays, the opponents' replies,
 pile values. Numpy array code, no Python loop over games.
 

@@ -41,7 +41,7 @@ from scopa_env.observation import InfoSet
 from scopa_env.rules import Rules
 from scopa_env.rules.scoring import CARTE_MAJORITY, DENARI_MAJORITY, napola_run
 
-from .base import BaseAgent
+from ..base import BaseAgent
 
 INF = float("inf")
 PRIMIERA_SCALE = 6.0  # primiera sum difference worth tanh(1) ~ 0.76 of the point

@@ -1,6 +1,6 @@
 """Evaluation on Ray (``scopa eval ... --backend ray``, ``scopa ladder ... --backend ray``).
 
-The evaluator's units of work (``agents.evaluate.UnitJob``: a few paired deals or
+The evaluator's units of work (``agents.evaluation.evaluate.UnitJob``: a few paired deals or
 matches, both seatings, with agents seeded from the unit) become Ray tasks, one CPU
 each, spread over the cluster; the results are summarised exactly as the local ones,
 so every figure but the timings equals the local run with the same seed.
@@ -66,7 +66,7 @@ def unwrap(ray: Any, err: Exception) -> Exception:
 def run_units(play: Callable[[Any], Any], jobs: Sequence[Any], address: str | None = None
               ) -> Iterator[Any]:
     """``play(job)`` for each unit of work as Ray tasks (``play``: a deterministic
-    module-level function, ``agents.evaluate.play_unit``); each unit's result as it
+    module-level function, ``agents.evaluation.evaluate.play_unit``); each unit's result as it
     finishes (in any order, like the process pool)."""
     ray = connect(address)
     task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(play)

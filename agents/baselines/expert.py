@@ -23,7 +23,7 @@ Every legal move gets a score and the best is played (deterministic):
 same operations in the same order (a pile's value summed card by card in ascending card
 id, the opponent's reply values sorted and folded card by card), so the moves, ties
 included, are those of the per-game agent, for many games of a ``VectorScopaEnv`` at
-once (``agents.batching``).
+once (``agents.baselines.batching``).
 """
 
 from __future__ import annotations
@@ -38,7 +38,7 @@ from scopa_env.moves import ACE_ALL_BASE, card_moves
 from scopa_env.observation import InfoSet
 from scopa_env.rules.capture import captured, is_scopa_np
 
-from .base import BaseAgent
+from ..base import BaseAgent
 from .values import PointModel, is_last_play, played_card, rank_counts, table_after
 
 if TYPE_CHECKING:

@@ -55,8 +55,8 @@ from scopa_env.play import start_deal
 from scopa_env.rules import Rules, make_rules
 from scopa_env.rules.outcome import hand_end
 
-from . import check_spec, make_agent
-from .base import Agent
+from .. import check_spec, make_agent
+from ..base import Agent
 
 ILLEGAL = ("lose", "raise")
 AgentSpec = str | Agent

@@ -11,7 +11,7 @@ the cards in play each move wins, a training target of ``scopa_train.last_deal``
 The rules are the engine's: legal moves (``legal_actions``), what a move takes and the
 scopa predicate (``scopa_env.rules.capture``), the scoring (``score_hand``); ``_play``
 below is ``scopa_env.game.apply``'s bookkeeping on a compact state. Every
-move's value equals the engine's own alpha-beta search (``agents.pimc``, stepping with
+move's value equals the engine's own alpha-beta search (``agents.baselines.pimc``, stepping with
 ``apply``, exact to the end of the hand) on random last deals under six rule
 configurations (``tests/test_endgame.py``).
 
