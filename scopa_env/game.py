@@ -25,7 +25,7 @@ from .moves import (
     legal_actions,
 )
 from .rules import Rules, make_rules
-from .rules.capture import is_scopa
+from .rules.capture import give_leftover, is_scopa
 from .rules.deal import (
     deal_order,
     deal_round,
@@ -209,8 +209,7 @@ def apply(s: GameState, action: int, check: bool = True, next_deck: Any = None,
 
 def _end_hand(s: GameState) -> HandResult:
     leftover = s.table
-    if s.last_capture_team is not None:
-        s.piles[s.last_capture_team] |= leftover
+    give_leftover(s.piles, s.last_capture_team, leftover)
     s.table = 0
     score = score_hand(s.piles, s.scope, s.rules)
     for t in range(2):

@@ -72,7 +72,7 @@ from .observation import (
 )
 from .records import hand_entry, match_record, move_entry
 from .rules import Rules, make_rules
-from .rules.capture import is_scopa_np
+from .rules.capture import give_leftover_np, is_scopa_np
 from .rules.deal import (
     deal_order,
     deal_round_np,
@@ -557,8 +557,7 @@ class VectorScopaEnv:
         r, p = self.rules, self.players
         lc = self.last_capture[games]
         leftover = self.table[games]
-        swept = lc >= 0
-        self.piles[games[swept], lc[swept]] |= leftover[swept]
+        give_leftover_np(self.piles, games, lc, leftover)
         self.table[games] = 0
         self.table_rm[games] = 0
         score = score_hands_np(self.piles[games], self.scope[games], r)  # (G, 2, fields)

@@ -89,6 +89,16 @@ def test_capture_forms_agree(rules: Rules) -> None:
     got = capture.is_scopa_np(caps != 0, after, takes_all, last, rules.last_play_scopa)
     assert got.tolist() == want
     assert any(want) and not all(want)
+    piles = rng.integers(0, 1 << 40, (len(moves), 2)).astype(np.uint64) & ~tables[:, None].astype(
+        np.uint64)
+    last_team = rng.integers(-1, 2, len(moves))
+    got_piles = piles.copy()
+    capture.give_leftover_np(got_piles, np.arange(len(moves)), last_team, tables.astype(np.uint64))
+    for i in range(len(moves)):
+        want_piles = piles[i].tolist()
+        capture.give_leftover(want_piles, None if last_team[i] < 0 else int(last_team[i]),
+                              int(tables[i]))
+        assert got_piles[i].tolist() == want_piles
 
 
 @pytest.mark.parametrize("rules", RULE_SETS, ids=IDS)

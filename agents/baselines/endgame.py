@@ -42,7 +42,7 @@ from scopa_env.observation import (
     card_mask,
 )
 from scopa_env.rules import Rules
-from scopa_env.rules.capture import captured, is_scopa
+from scopa_env.rules.capture import captured, give_leftover, is_scopa
 from scopa_env.rules.scoring import score_hand
 
 # a position: (mover's hand, other hand, table, mover's pile, other pile,
@@ -68,6 +68,8 @@ def is_last_deal(obs: np.ndarray, players: int) -> np.ndarray:
         return np.zeros(len(obs), bool)
     return obs[:, DECK_COUNT.start] == 0
 
+
+_LAST_TEAM = {1: 0, -1: 1, 0: None}  # a position's last capturer (mover 1, other -1) as a team
 
 class EndgameSolver:
     """Exact move values of 2-player last deals under one rules configuration."""
@@ -105,12 +107,10 @@ class EndgameSolver:
                 scope += 1
         else:
             table |= 1 << card
-        if last_play:
-            if last == 1:
-                p_me |= table
-            elif last == -1:
-                p_other |= table
-            table = 0
+        if last_play:  # piles by team seen from the mover: 0 the mover's, 1 the other's
+            piles = [p_me, p_other]
+            give_leftover(piles, _LAST_TEAM[last], table)
+            (p_me, p_other), table = piles, 0
         return (other, me, table, p_other, p_me, -scope, -last), last_play
 
     def _final(self, pos: Position) -> int:

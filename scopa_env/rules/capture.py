@@ -1,11 +1,12 @@
-"""Captures: what a move takes off the table, and the scopa predicate; the per-game form
-and the array form side by side.
+"""Captures: what a move takes off the table, the scopa predicate and the leftover table;
+the per-game form and the array form side by side.
 
 A capture takes its cards (an ace playing ``ace_takes_all`` takes the whole table); it
 *sweeps* for a scopa when it leaves the table empty, except an ace taking all and, unless
-``last_play_scopa``, the last play of the hand. Which captures are legal is the move
-generator's (``scopa_env.moves.card_moves`` per game, ``VectorScopaEnv.card_moves`` for
-arrays of games).
+``last_play_scopa``, the last play of the hand. At the hand's end the cards left on the
+table go to the team that captured last (to nobody if nobody captured). Which captures
+are legal is the move generator's (``scopa_env.moves.card_moves`` per game,
+``VectorScopaEnv.card_moves`` for arrays of games).
 """
 
 from __future__ import annotations
@@ -36,6 +37,12 @@ def is_scopa(captures: bool, table_after: int, takes_all: bool, last_play: bool,
             and (not last_play or last_play_scopa))
 
 
+def give_leftover(piles: list[int], last_capture_team: int | None, table: int) -> None:
+    """The hand is over: the table's cards join the last capturing team's pile (in place)."""
+    if last_capture_team is not None:
+        piles[last_capture_team] |= table
+
+
 def is_scopa_np(captures: np.ndarray, table_after: np.ndarray,
                 takes_all: np.ndarray | None = None, last_play: np.ndarray | None = None,
                 last_play_scopa: bool = True) -> np.ndarray:
@@ -47,3 +54,11 @@ def is_scopa_np(captures: np.ndarray, table_after: np.ndarray,
     if last_play is not None and not last_play_scopa:
         scopa &= ~last_play
     return scopa
+
+
+def give_leftover_np(piles: np.ndarray, games: np.ndarray, last_capture_team: np.ndarray,
+                     table: np.ndarray) -> None:
+    """``give_leftover`` in ``games`` of ``piles`` (N, 2) (in place): ``last_capture_team``
+    and ``table`` per game of ``games``, -1 where nobody captured."""
+    swept = last_capture_team >= 0
+    piles[games[swept], last_capture_team[swept]] |= table[swept]
