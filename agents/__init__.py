@@ -101,7 +101,10 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
         plugin = plugins.resolve(spec, BUILTIN)
         if plugin is not None:
             return name, plugin[1]
-        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; {_known_text()}")
+        hint = "" if plugins.entry_points() else (
+            " (no package registers agents in the scopa.agents entry points: ckpt: and "
+            "pretrained come from the kit's own, installed by pip install -e .)")
+        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; {_known_text()}{hint}")
     cls = AGENTS[name]
     params: dict[str, Any] = {}
     for item in filter(None, (x.strip() for x in rest.split(","))):

@@ -72,6 +72,17 @@ def test_learned_specs_go_through_the_inference_layer(monkeypatch):
                      (None, 8, "exact", "all")]
 
 
+def test_learned_specs_are_registered_by_the_inference_layer(monkeypatch):
+    from agents.bridges import plugins
+
+    eps = plugins.entry_points()
+    assert eps["ckpt"].value == "scopa_policy.specs:CHECKPOINT"
+    assert eps["pretrained"].value == "scopa_policy.specs:PRETRAINED"
+    monkeypatch.setattr(plugins, "entry_points", dict)  # the kit not installed
+    with pytest.raises(ValueError, match=r"unknown agent 'pretrained'.*pip install -e \."):
+        make_agent("pretrained")
+
+
 def test_missing_inference_layer_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "scopa_policy.agent", None)
     import scopa_policy
