@@ -1,8 +1,9 @@
 """The ``scopa`` command: record, replay, verify and play matches; eval, ladder, exploit, train.
 
-The top layer: it imports the engine (``scopa_env``), and the agents and the trainer
-only when a subcommand needs them (``scopa eval`` and ``scopa ladder`` live in
-``agents``, ``scopa train`` in ``scopa_train``), so the engine never imports upward.
+The top layer: it imports the engine (``scopa_env``) and the command plumbing
+(``agents.commands``), the rest of the agents and the trainer only when a subcommand
+needs them (``scopa eval`` and ``scopa ladder`` live in ``agents``, ``scopa train`` in
+``scopa_train``), so the engine never imports upward.
 """
 
 from __future__ import annotations
@@ -13,8 +14,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from scopa_env.cards import CODES, cards_of
-from scopa_env.commands import (
+from agents.commands import (
     Parser,
     ignore_interrupts,
     non_negative_int,
@@ -23,6 +23,7 @@ from scopa_env.commands import (
     seed_arg,
     writable_file,
 )
+from scopa_env.cards import CODES, cards_of
 from scopa_env.moves import action_text, parse_action
 from scopa_env.records import (
     RecordError,
@@ -312,9 +313,9 @@ def _delegate(cmd: str, rest: list[str]) -> int:
     """``scopa eval|ladder|train|exploit``: the layer that implements it parses its own
     options."""
     if cmd == "eval":
-        from agents.evaluate import main as command
+        from agents.evaluation.evaluate import main as command
     elif cmd == "ladder":
-        from agents.ladder import main as command
+        from agents.evaluation.ladder import main as command
     elif cmd == "exploit":
         from scopa_train.exploit import main as command
     else:

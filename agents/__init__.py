@@ -1,5 +1,10 @@
 """Agents: baselines (random, greedy, expert, pimc), learned policies and evaluation.
 
+Layout: ``base`` (the agent interface, ``random``), ``baselines/`` (the rule-based agents
+and their batched forms), ``evaluation/`` (evaluator, ladder, leaderboard, statistics),
+``bridges/`` (Gymnasium, Stable-Baselines3, plugins), ``commands`` (command-line
+plumbing shared by every command).
+
 Agents are named by spec strings everywhere (CLI, configs, records):
 
 - ``random``: uniform over the legal moves;
@@ -8,20 +13,27 @@ Agents are named by spec strings everywhere (CLI, configs, records):
 - ``pimc`` / ``pimc:worlds=12,depth=5``: perfect-information Monte Carlo search;
 - ``ckpt:PATH``: a trained policy (checkpoint file or run directory);
 - ``pretrained``: the shipped trained policy (the network alone);
+  ``ckpt:`` and ``pretrained`` are registered by ``scopa_policy`` (the layer above) in
+  the ``scopa.agents`` entry-point group (``scopa_policy.specs``): this layer never
+  imports it;
 - ``pretrained:endgame=exact``: the same network, with the last deal of a 2-player
-  hand (deck empty, every card known) played exactly (``agents.endgame``);
+  hand (deck empty, every card known) played exactly (``agents.baselines.endgame``);
   ``pretrained:suits=close|last_deal|all|none``: which decisions' scores are averaged
   over the 6 views with the plain suits renamed (default ``close``: the last deal's and
   the close calls; ``scopa_policy.symmetry``);
 - ``sb3:PATH``: a Stable-Baselines3 ``MaskablePPO`` model trained on ``scopa/Scopa-v0``
-  (``agents.gym_env``; needs ``pip install -e .[sb3]``);
+  (``agents.bridges.gym_env``; needs ``pip install -e .[sb3]``);
 - ``py:package.module:ATTR`` / ``py:path/to/file.py:ATTR`` (``,name=value`` parameters
-  optional): your own agent class or factory (``agents.plugins``, docs/agents.md);
+  optional): your own agent class or factory (``agents.bridges.plugins``, docs/agents.md);
 - any name an installed package registers in the ``scopa.agents`` entry-point group.
+
+Importing this package registers the single-agent Gymnasium environment ``GYM_ENV_ID``
+(``scopa/Scopa-v0``, class ``agents.bridges.gym_env.ScopaGymEnv``, imported only by
+``gymnasium.make``).
 
 ``make_agent(spec, seed)`` builds one; an unknown name or parameter raises
 ``ValueError`` listing what exists. Every agent has ``spec`` and ``act(info) -> id``;
-built-in ones also ``act_batch(infos)``. ``agents.batched.batched_actions`` plays
+built-in ones also ``act_batch(infos)``. ``agents.baselines.batched.batched_actions`` plays
 ``random``, ``greedy`` and ``expert`` in many games of a ``VectorScopaEnv`` at once.
 """
 
@@ -29,24 +41,28 @@ from __future__ import annotations
 
 from typing import Any
 
-from . import plugins
+import gymnasium
+
 from .base import Agent, BaseAgent, RandomAgent
-from .expert import ExpertAgent
-from .greedy import GreedyAgent
-from .pimc import PIMCAgent
+from .baselines.expert import ExpertAgent
+from .baselines.greedy import GreedyAgent
+from .baselines.pimc import PIMCAgent
+from .bridges import plugins
 
 AGENTS: dict[str, type[BaseAgent]] = {
     cls.name: cls for cls in (RandomAgent, GreedyAgent, ExpertAgent, PIMCAgent)}
-ENDGAME_MODES = ("net", "exact")  # pretrained:endgame=... (scopa_policy.agent)
-SUIT_MODES = ("close", "last_deal", "all", "none")  # pretrained:suits=... (the first: default)
-DEFAULT_SUITS = SUIT_MODES[0]
-PRETRAINED_PARAMS = {"endgame": ENDGAME_MODES, "suits": SUIT_MODES}
-LEARNED = {"ckpt": "ckpt:PATH  (a trained policy: checkpoint file or run directory)",
-           "pretrained": "pretrained[:endgame=exact][,suits=close|last_deal|all|none]  (the "
-                         "shipped trained policy; endgame=exact: the last deal of a "
-                         "2-player hand played exactly; suits: which decisions average the "
-                         "6 suit-renamed views)",
-           "sb3": "sb3:PATH  (a Stable-Baselines3 MaskablePPO model zip, pip install -e .[sb3])"}
+# built in, from an optional extra (sb3-contrib)
+BRIDGED = {"sb3": "sb3:PATH  (a Stable-Baselines3 MaskablePPO model zip, pip install -e "
+                  ".[sb3])"}
+BUILTIN = set(AGENTS) | set(BRIDGED)
+GYM_ENV_ID = "scopa/Scopa-v0"
+
+if GYM_ENV_ID not in gymnasium.registry:
+    # an entry point string: bridges.gym_env is imported only by make(). Unwrapped, like
+    # the AEC env: the class checks its own call order and every action, and Gymnasium's
+    # wrappers would hide action_masks() (they forward no other attribute).
+    gymnasium.register(id=GYM_ENV_ID, entry_point=f"{__name__}.bridges.gym_env:ScopaGymEnv",
+                       order_enforce=False, disable_env_checker=True)
 
 
 def known_specs() -> list[str]:
@@ -57,10 +73,10 @@ def known_specs() -> list[str]:
         if cls.PARAMS:
             form += ":" + ",".join(f"{k}={d}" for k, (_, d, _) in cls.PARAMS.items())
         out.append(f"{form}  ({cls.summary})")
-    out.extend(LEARNED.values())
+    out.extend(BRIDGED.values())
     out.append("py:MODULE:ATTR or py:FILE.py:ATTR[,name=value...]  (your own agent class or "
                "factory, docs/agents.md)")
-    out.extend(plugins.entry_point_lines(set(AGENTS) | set(LEARNED)))
+    out.extend(plugins.entry_point_lines(BUILTIN))
     return out
 
 
@@ -70,31 +86,25 @@ def _known_text() -> str:
 
 def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     """``"pimc:worlds=8,depth=3"`` -> ``("pimc", {"worlds": 8, "depth": 3})`` (typed and
-    checked against the agent's parameters). ``ckpt:PATH`` -> ``("ckpt", {"path": PATH})``."""
+    checked against the agent's parameters). ``ckpt:PATH`` -> ``("ckpt", {"path": PATH})``
+    (an entry point's spec family reads its own spec)."""
     if not isinstance(spec, str) or not spec.strip():
         raise ValueError(f"agent spec {spec!r} is empty; {_known_text()}")
     spec = spec.strip()
     name, _, rest = spec.partition(":")
     name = name.strip()
-    if name in ("ckpt", "sb3"):
+    if name == "sb3":
         if not rest.strip():
             raise ValueError(f"agent spec '{name}:' needs a path: {name}:PATH")
         return name, {"path": rest.strip()}
-    if name == "pretrained":
-        params = {}
-        for item in filter(None, (x.strip() for x in rest.split(","))):
-            key, _, raw = (x.strip() for x in item.partition("="))
-            if raw not in PRETRAINED_PARAMS.get(key, ()):
-                allowed = ", ".join(f"{k}={'|'.join(v)}" for k, v in PRETRAINED_PARAMS.items())
-                raise ValueError(f"agent 'pretrained' takes the parameters {allowed}; got "
-                                 f"{item!r} in {spec!r}")
-            params[key] = raw
-        return name, params
     if name not in AGENTS:
-        plugin = plugins.resolve(spec, set(AGENTS) | set(LEARNED))
+        plugin = plugins.resolve(spec, BUILTIN)
         if plugin is not None:
             return name, plugin[1]
-        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; {_known_text()}")
+        hint = "" if plugins.entry_points() else (
+            " (no package registers agents in the scopa.agents entry points: ckpt: and "
+            "pretrained come from the kit's own, installed by pip install -e .)")
+        raise ValueError(f"unknown agent {name!r} in spec {spec!r}; {_known_text()}{hint}")
     cls = AGENTS[name]
     params: dict[str, Any] = {}
     for item in filter(None, (x.strip() for x in rest.split(","))):
@@ -111,10 +121,10 @@ def check_spec(spec: str) -> str:
     canonical form."""
     name, params = parse_spec(spec)
     if name == "sb3":
-        from . import sb3_agent
+        from .bridges import sb3_agent
         sb3_agent.check_available()
         sb3_agent.model_path(params["path"])
-    if name in LEARNED or name not in AGENTS:  # learned, py: or entry point
+    if name not in AGENTS:  # sb3:, py: or entry point
         return spec.strip()
     return AGENTS[name](seed=0, **params).spec
 
@@ -123,22 +133,13 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     """An agent from its spec string (``"random"``, ``"pimc:worlds=12,depth=5"``, ...)."""
     name, params = parse_spec(spec)
     if name == "sb3":  # sb3-contrib is imported only here
-        from .sb3_agent import SB3Agent
+        from .bridges.sb3_agent import SB3Agent
         return SB3Agent(params["path"], seed=seed)
-    if name in LEARNED:
-        try:  # the inference layer above this one, loaded only for learned agents
-            from scopa_policy import agent as learned
-        except ImportError as e:
-            raise ValueError(f"agent spec {spec!r} needs scopa_policy (trained policies, "
-                             f"with torch), which could not be imported: {e}") from e
-        return learned.load_policy_agent(params.get("path"), seed=seed,
-                                         endgame=params.get("endgame", "net"),
-                                         suits=params.get("suits", DEFAULT_SUITS))
-    if name not in AGENTS:  # py: or entry point
-        obj, params = plugins.resolve(spec, set(AGENTS) | set(LEARNED))  # type: ignore[misc]
+    if name not in AGENTS:  # py: or entry point (ckpt: and pretrained: scopa_policy's)
+        obj, params = plugins.resolve(spec, BUILTIN)  # type: ignore[misc]
         return plugins.build(spec, obj, params, seed)
     return AGENTS[name](seed=seed, **params)
 
 
-__all__ = ["Agent", "BaseAgent", "RandomAgent", "GreedyAgent", "ExpertAgent", "PIMCAgent",
-           "make_agent", "parse_spec", "check_spec", "known_specs", "AGENTS"]
+__all__ = ["GYM_ENV_ID", "Agent", "BaseAgent", "RandomAgent", "GreedyAgent", "ExpertAgent",
+           "PIMCAgent", "make_agent", "parse_spec", "check_spec", "known_specs", "AGENTS"]

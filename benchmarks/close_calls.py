@@ -25,7 +25,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.evaluate import evaluate  # noqa: E402
+from agents.evaluation.evaluate import evaluate  # noqa: E402
 from scopa_env.observation import InfoSet  # noqa: E402
 from scopa_env.rules import make_rules  # noqa: E402
 from scopa_policy.agent import PolicyAgent, decision_inputs, load_policy_agent  # noqa: E402

@@ -5,7 +5,7 @@
 
 The agent plays both seats of ``--hands`` hands (deals seeded ``seed``, ``seed + 1``,
 ...); at each of its last-deal decisions with a choice (deck empty: every card known)
-``agents.endgame`` gives every legal move's exact final margin. Reported per number of
+``agents.baselines.endgame`` gives every legal move's exact final margin. Reported per number of
 cards in hand: decisions, the share where the agent's move is not a best one, and the
 points it loses per decision against best play. ``--show N`` prints N of its mistakes
 with three cards in hand.
@@ -22,7 +22,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents import make_agent  # noqa: E402
-from agents.endgame import EndgameSolver, position_from_obs  # noqa: E402
+from agents.baselines.endgame import EndgameSolver, position_from_obs  # noqa: E402
 from scopa_env.cards import CODES, cards_of  # noqa: E402
 from scopa_env.game import apply, new_match  # noqa: E402
 from scopa_env.moves import action_text  # noqa: E402

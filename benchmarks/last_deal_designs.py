@@ -20,7 +20,7 @@ points it loses a decision. ``--ownership C`` adds stage 3's ownership loss
 (``last_deal.ownership_coef``; the shipped design only); ``--buckets N`` draws the
 minibatches as stage 3 does with ``last_deal.buckets: N``. Designs:
 
-- ``shipped``: ``scopa_policy.last_deal.LastDealNet``, the recipe's scorer;
+- ``shipped``: ``scopa_policy.last_deal_net.LastDealNet``, the recipe's scorer;
 - ``after_states``: every legal move gets its own copy of the card tokens, flagged with
   the card it plays and the cards it captures, its move features added to the global
   token; the encoder reads each after-state (cost about x the legal moves);
@@ -51,7 +51,7 @@ from torch import nn  # noqa: E402
 
 from scopa_policy.checkpoint import build_model, load_checkpoint  # noqa: E402
 from scopa_policy.features import ACTION_DIM  # noqa: E402
-from scopa_policy.last_deal import (  # noqa: E402
+from scopa_policy.last_deal_net import (  # noqa: E402
     LastDealConfig,
     LastDealNet,
     Tokens,

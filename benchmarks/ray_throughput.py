@@ -31,7 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from train_throughput import ppo_stage  # noqa: E402  (benchmarks/, beside this script)
 
-from agents.evaluate import evaluate  # noqa: E402
+from agents.evaluation.evaluate import evaluate  # noqa: E402
 from scopa_policy.network import NetConfig, PolicyNet  # noqa: E402
 from scopa_train.config import ConfigError, StageConfig  # noqa: E402
 from scopa_train.rollout import rollout_length, sample_opponents  # noqa: E402

@@ -7,7 +7,7 @@
 2. the 4-player ladder of the same agents, written to ``OUT/4p``;
 3. pimc's time per move against greedy in 2- and 4-player games with one worker
    (``--timing-hands`` paired hands each), written to ``OUT/timing.json``.
-Pairs already played with the same parameters are reused (see ``agents.ladder``).
+Pairs already played with the same parameters are reused (see ``agents.evaluation.ladder``).
 It prints the Markdown that goes into BENCHMARKS.md.
 """
 
@@ -21,9 +21,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from agents.evaluate import evaluate  # noqa: E402
-from agents.ladder import ladder, pairs_markdown, ratings_markdown  # noqa: E402
-from agents.results import EvalResult  # noqa: E402
+from agents.evaluation.evaluate import evaluate  # noqa: E402
+from agents.evaluation.ladder import ladder, pairs_markdown, ratings_markdown  # noqa: E402
+from agents.evaluation.results import EvalResult  # noqa: E402
 
 SPECS = ["random", "greedy", "expert", "pimc", "pretrained"]  # pimc = pimc:worlds=12,depth=5
 

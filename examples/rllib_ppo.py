@@ -214,7 +214,7 @@ def main(argv: list[str] | None = None) -> int:
             algo.save_to_path(str(path))
             print(f"saved the algorithm to {path}")
         if args.eval_hands:
-            from agents.evaluate import evaluate, format_report
+            from agents.evaluation.evaluate import evaluate, format_report
 
             agent = RLlibAgent(algo.get_module(POLICY), spec="rllib_ppo")
             print(format_report(evaluate(agent, "greedy", hands=args.eval_hands,

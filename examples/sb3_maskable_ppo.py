@@ -23,11 +23,11 @@ from typing import Any
 
 import gymnasium
 
-import scopa_env
+import agents
 
 
 def make_env(opponent: str, **options: Any) -> gymnasium.Env:
-    return gymnasium.make(scopa_env.GYM_ENV_ID, opponent=opponent, reward="points",
+    return gymnasium.make(agents.GYM_ENV_ID, opponent=opponent, reward="points",
                           episode="hand", **options)
 
 

@@ -47,13 +47,14 @@ from gymnasium import spaces
 from pettingzoo import AECEnv
 
 from .cards import CODES, cards_of
-from .episode import EPISODES, REWARDS, check_choice, check_seed, hand_end
+from .episode import EPISODES, REWARDS, check_choice, check_seed
 from .game import GameState, IllegalMoveError, apply, new_match, raise_illegal
 from .moves import N_ACTIONS, action_text, legal_actions
 from .observation import OBS_DIM, InfoSet, encode, info_set
 from .play import derive_seed
 from .records import MatchRecorder
 from .rules import Rules, make_rules
+from .rules.outcome import hand_end
 
 ILLEGAL = ("raise", "lose")
 

@@ -13,9 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
-
-from .cards import CODES, FULL_DECK, N_CARDS, RANK_MASK, card_id, cards_of
+from .cards import CODES, FULL_DECK, N_CARDS, cards_of
 from .episode import check_seed, entropy_seed
 from .moves import (
     ACE_ALL_BASE,
@@ -27,9 +25,18 @@ from .moves import (
     legal_actions,
 )
 from .rules import Rules, make_rules
-from .scoring import score_hand
-
-KINGS = RANK_MASK[10]
+from .rules.capture import give_leftover, is_scopa
+from .rules.deal import (
+    deal_order,
+    deal_round,
+    first_dealer,
+    first_seat,
+    next_dealer,
+    opening_table,
+    played_deck,
+)
+from .rules.outcome import match_winner
+from .rules.scoring import score_hand
 
 
 @dataclass
@@ -113,65 +120,12 @@ class IllegalMoveError(ValueError):
     """An action that is not legal in the current state."""
 
 
-def shuffled_deck(seed: int, hand_index: int, attempt: int) -> tuple[int, ...]:
-    """The deal order of a hand, from (match seed, hand number, redeal attempt)."""
-    rng = np.random.default_rng([seed, hand_index, attempt])
-    return tuple(int(c) for c in rng.permutation(N_CARDS))
-
-
-def parse_deck(deck: Any) -> tuple[int, ...]:
-    """A deck given as card ids or text codes; checks it is all 40 cards once."""
-    cards = tuple(card_id(c) if isinstance(c, str) else int(c) for c in deck)
-    if len(cards) != N_CARDS or len(set(cards)) != N_CARDS or not all(
-        0 <= c < N_CARDS for c in cards
-    ):
-        raise ValueError(f"a deck must hold each of the 40 cards exactly once, got {len(cards)} "
-                         f"entries with {len(set(cards))} distinct")
-    return cards
-
-
-def _opening_table(deck: tuple[int, ...], rules: Rules) -> int:
-    start = rules.players * rules.hand_size
-    m = 0
-    for c in deck[start:start + rules.table_size]:
-        m |= 1 << c
-    return m
-
-
-def needs_redeal(deck: tuple[int, ...], rules: Rules) -> bool:
-    """Whether ``redeal_three_kings`` redeals this deal order (three or more kings on
-    the opening table)."""
-    return rules.redeal_three_kings and (_opening_table(deck, rules) & KINGS).bit_count() >= 3
-
-
-def deal_order(seed: int, hand_index: int, rules: Rules) -> tuple[tuple[int, ...], int]:
-    """The deal order of hand ``hand_index`` of the match seeded ``seed``: shuffled
-    again (the next redeal attempt) as long as the three-kings rule redeals it; with
-    the number of redeals."""
-    attempt = 0
-    deck = shuffled_deck(seed, hand_index, attempt)
-    while needs_redeal(deck, rules):
-        attempt += 1
-        deck = shuffled_deck(seed, hand_index, attempt)
-    return deck, attempt
-
-
-def played_deck(deck: Any, rules: Rules) -> tuple[int, ...]:
-    """A given deal order (card ids or codes) checked as one that was played: all 40
-    cards once, and not one that the three-kings rule redeals."""
-    d = parse_deck(deck)
-    if needs_redeal(d, rules):
-        raise ValueError("this deck puts three or more kings on the opening table, which "
-                         "redeal_three_kings redeals: give the deck of the deal played")
-    return d
-
-
 def _deal_round(s: GameState) -> None:
-    p, h = s.rules.players, s.rules.hand_size
-    first = (s.dealer + 1) % p
-    for i in range(p * h):
-        s.hands[(first + i) % p] |= 1 << s.deck[s.deck_pos + i]
-    s.deck_pos += p * h
+    p, n = s.rules.players, s.rules.players * s.rules.hand_size
+    first = first_seat(s.dealer, p)
+    for k, hand in enumerate(deal_round(s.deck[s.deck_pos:s.deck_pos + n], p)):
+        s.hands[(first + k) % p] |= hand
+    s.deck_pos += n
     s.to_move = first
 
 
@@ -189,7 +143,7 @@ def start_hand(s: GameState, deck: Any = None) -> None:
     s.scope = [0, 0]
     s.last_capture_team = None
     _deal_round(s)
-    s.table = _opening_table(d, rules)
+    s.table = opening_table(d, rules)
     s.deck_pos += rules.table_size
 
 
@@ -199,7 +153,7 @@ def new_match(rules: Rules | str = "scopa", seed: int | None = None, deck: Any =
     if not isinstance(rules, Rules) or options:
         rules = make_rules(rules, **options)
     seed = entropy_seed() if seed is None else check_seed(seed)
-    s = GameState(rules=rules, seed=seed, dealer=rules.players - 1)
+    s = GameState(rules=rules, seed=seed, dealer=first_dealer(rules.players))
     start_hand(s, deck)
     return s
 
@@ -232,7 +186,7 @@ def apply(s: GameState, action: int, check: bool = True, next_deck: Any = None,
         s.table &= ~capture
         s.piles[team] |= capture | (1 << card)
         s.last_capture_team = team
-        if not s.table and not takes_all and (not last_play or s.rules.last_play_scopa):
+        if is_scopa(True, s.table, takes_all, last_play, s.rules.last_play_scopa):
             scopa = True
             s.scope[team] += 1
     else:
@@ -247,7 +201,7 @@ def apply(s: GameState, action: int, check: bool = True, next_deck: Any = None,
     if s.done:
         result.match_over = True
     elif deal_next:
-        s.dealer = (s.dealer + 1) % s.rules.players
+        s.dealer = next_dealer(s.dealer, s.rules.players)
         s.hand_index += 1
         start_hand(s, next_deck)
     return result
@@ -255,17 +209,13 @@ def apply(s: GameState, action: int, check: bool = True, next_deck: Any = None,
 
 def _end_hand(s: GameState) -> HandResult:
     leftover = s.table
-    if s.last_capture_team is not None:
-        s.piles[s.last_capture_team] |= leftover
+    give_leftover(s.piles, s.last_capture_team, leftover)
     s.table = 0
     score = score_hand(s.piles, s.scope, s.rules)
     for t in range(2):
         s.match_score[t] += score[t]["points"]["total"]
-    a, b = s.match_score
-    target = s.rules.target_score
-    if (a >= target or b >= target) and a != b:
-        s.done = True
-        s.winner = 0 if a > b else 1
+    s.winner = match_winner(s.match_score, s.rules.target_score)
+    s.done = s.winner is not None
     return HandResult(s.dealer, s.deck, s.last_capture_team, leftover, score)
 
 
@@ -297,5 +247,5 @@ def hidden_cards(s: GameState, seat: int) -> int:
 
 
 __all__ = ["GameState", "StepResult", "MoveInfo", "HandResult", "IllegalMoveError", "new_match",
-           "start_hand", "apply", "step", "shuffled_deck", "parse_deck", "needs_redeal",
-           "hidden_cards", "raise_illegal", "N_ACTIONS", "ACE_ALL_BASE"]
+           "start_hand", "apply", "step", "hidden_cards", "raise_illegal", "N_ACTIONS",
+           "ACE_ALL_BASE"]

@@ -18,6 +18,10 @@ Observation layout (``float32``, ``OBS_DIM`` = 216), "own" = the seat's team:
 
 Nothing here depends on hidden cards (other hands, deck order): two states that
 differ only there encode identically for the seat.
+
+The encoding is written here in both forms, side by side: ``encode_info`` (one
+information set) and the array form for many games at once (``card_sets_np``,
+``position_scalars_np``, ``add_score_scalars_np``: ``VectorScopaEnv.observe``).
 """
 
 from __future__ import annotations
@@ -185,3 +189,57 @@ def decode_info(obs: np.ndarray, rules: Rules, legal_actions: tuple[int, ...] = 
         match_score=tuple(round(float(x) * rules.target_score) for x in obs[MATCH_SCORE]),
         scope=tuple(round(float(x) * SCOPE_SCALE) for x in obs[SCOPE]),
         last_capture=None if last == NOBODY else last, legal_actions=tuple(legal_actions))
+
+
+# -- the array form -----------------------------------------------------------------------
+N_SCALARS = SCALARS.stop - SCALARS.start
+_S_HAND_SIZES, _S_MATCH_SCORE, _S_SCOPE, _S_SEAT_FROM_DEALER, _S_LAST_CAPTURE = (
+    within(part, SCALARS) for part in (HAND_SIZES, MATCH_SCORE, SCOPE, SEAT_FROM_DEALER,
+                                       LAST_CAPTURE))
+_S_DECK_COUNT = within(DECK_COUNT, SCALARS).start
+_CARD_WORDS = -(-CARD_SETS.stop // 64)  # 64-bit words holding the card sets
+_U64 = np.uint64
+
+
+def card_sets_np(out: np.ndarray, hand: np.ndarray, table: np.ndarray, own: np.ndarray,
+                 other: np.ndarray) -> None:
+    """Write the ``CARD_SETS`` columns of ``out`` (N, OBS_DIM) from uint64 masks (N,):
+    hand, table, the piles (own team's, other team's) and the unseen cards."""
+    unseen = _U64(FULL_DECK) & ~(hand | table | own | other)
+    # the five 40-bit card sets back to back in 64-bit words, unpacked to columns
+    words = np.zeros((len(hand), _CARD_WORDS), _U64)
+    for part, mask in ((HAND, hand), (TABLE, table), (OWN_PILE, own),
+                       (OTHER_PILE, other), (UNSEEN, unseen)):
+        w, bit = divmod(part.start, 64)
+        words[:, w] |= mask << _U64(bit)
+        if bit + N_CARDS > 64:
+            words[:, w + 1] |= mask >> _U64(64 - bit)
+    out[:, CARD_SETS] = np.unpackbits(words.view(np.uint8)[:, :CARD_SETS.stop // 8],
+                                      axis=1, bitorder="little")
+
+
+def position_scalars_np(rules: Rules, sizes: np.ndarray, deck_count: np.ndarray,
+                        seat_from_dealer: np.ndarray) -> np.ndarray:
+    """``(N, N_SCALARS)`` ``SCALARS`` columns holding the hand sizes (``sizes`` (N,
+    players), by seat relative to the observer), the deck count and the seat from the
+    dealer ((seat - dealer) mod players); the other columns 0."""
+    n, p = len(deck_count), rules.players
+    tail = np.zeros((n, N_SCALARS), np.float32)
+    tail[:, _S_HAND_SIZES.start:_S_HAND_SIZES.start + p] = sizes / rules.hand_size
+    tail[:, _S_DECK_COUNT] = deck_count / DECK_SCALE
+    tail[np.arange(n), _S_SEAT_FROM_DEALER.start + seat_from_dealer] = 1
+    return tail
+
+
+def add_score_scalars_np(tail: np.ndarray, rules: Rules, match_score: tuple[np.ndarray, np.ndarray],
+                         scope: tuple[np.ndarray, np.ndarray], last_capture: np.ndarray) -> None:
+    """Fill ``tail``'s (N, N_SCALARS) match score and scope columns from (own team, other
+    team) pairs of (N,) arrays, and the last capture's one-hot from ``last_capture`` (N,):
+    0 own team, 1 other team, ``NOBODY``."""
+    own_ms, own_sc = _S_MATCH_SCORE.start, _S_SCOPE.start
+    tail[:, own_ms] = match_score[0] / rules.target_score
+    tail[:, own_ms + 1] = match_score[1] / rules.target_score
+    tail[:, own_sc] = scope[0] / SCOPE_SCALE
+    tail[:, own_sc + 1] = scope[1] / SCOPE_SCALE
+    tail[np.arange(len(tail)), _S_LAST_CAPTURE.start + last_capture] = 1
+

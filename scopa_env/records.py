@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from .cards import CODES, RANK, RANK_MASK, SUIT, card_id, cards_of, mask_of
-from .commands import writable_file
+from .files import writable_file
 from .game import GameState, HandResult, IllegalMoveError, StepResult, apply, new_match
 from .moves import ACE_ALL_BASE, action_id
 from .rules import OPTION_NAMES, make_rules

@@ -26,7 +26,7 @@ Decks. Match ``k`` of game ``i`` has the seed ``match_seeds[i]`` derived from
 ``(seed, i, k)``; with ``shuffle="fast"`` (default) each hand's deal order is a
 counter-based hash permutation of ``(match seed, hand index, redeal attempt)``,
 computed for all games at once; with ``shuffle="engine"`` it is
-``scopa_env.game.shuffled_deck`` of the same triple (a Python call per dealt hand,
+``scopa_env.rules.deal.shuffled_deck`` of the same triple (a Python call per dealt hand,
 slower), so a game equals ``new_match(rules, seed=match_seeds[i])`` move for move.
 Explicit deal orders: ``reset(decks=...)`` (first hand of every game) and
 ``set_next_decks(games, decks)`` (the next hand dealt in those games); ``decks``
@@ -44,7 +44,7 @@ rank-major table mask) selects its capture *patterns* (place, take a same-rank c
 a rank partition of its value, take all); a pattern's catalogue ids follow from the
 suits of the table cards of its ranks. See ``scopa_env.vector_tables``. That generator,
 ``VectorScopaEnv.card_moves`` (any (card, table) pairs, not only the hands of the seats
-to move), also gives the batched baselines (``agents.batched``) their opponents' replies.
+to move), also gives the batched baselines (``agents.baselines.batched``) their opponents' replies.
 """
 
 from __future__ import annotations
@@ -55,35 +55,38 @@ from typing import Any
 
 import numpy as np
 
-from .cards import CODES, COINS_MASK, FULL_DECK, N_CARDS, RE_BELLO, SETTEBELLO, SUIT_MASK, cards_of
+from .bitsets import popcount
+from .cards import CODES, N_CARDS, cards_of
 from .episode import EPISODES, REWARDS, check_choice, check_seed, entropy_seed
-from .game import GameState, HandResult, IllegalMoveError, deal_order, played_deck
+from .game import GameState, HandResult, IllegalMoveError
 from .moves import ACE_ALL_BASE, ACTION_CAPTURE, N_ACTIONS, action_text
 from .observation import (
-    CARD_SETS,
-    DECK_COUNT,
-    DECK_SCALE,
-    HAND,
-    HAND_SIZES,
-    LAST_CAPTURE,
-    MATCH_SCORE,
     NOBODY,
     OBS_DIM,
-    OTHER_PILE,
-    OWN_PILE,
     SCALARS,
-    SCOPE,
-    SCOPE_SCALE,
-    SEAT_FROM_DEALER,
-    TABLE,
-    UNSEEN,
     InfoSet,
+    add_score_scalars_np,
+    card_sets_np,
     make_info_set,
-    within,
+    position_scalars_np,
 )
 from .records import hand_entry, match_record, move_entry
 from .rules import Rules, make_rules
-from .scoring import COUNT_KEYS, POINT_KEYS, score_entry
+from .rules.capture import give_leftover_np, is_scopa_np
+from .rules.deal import (
+    deal_order,
+    deal_round_np,
+    first_dealer,
+    first_seat,
+    hash_deal_orders,
+    hash_decks,
+    mix64,
+    next_dealer,
+    opening_cards_np,
+    played_deck,
+)
+from .rules.outcome import hand_end_np, match_winner_np
+from .rules.scoring import COUNT_KEYS, POINT_KEYS, SCORE_ROW, score_entry, score_hands_np
 from .vector_tables import (
     ACT_BIT,
     ACT_CAPTURES,
@@ -91,14 +94,11 @@ from .vector_tables import (
     ACT_PILE,
     ACT_TOGGLE,
     ACT_TOGGLE_RM,
-    BEST_IN_SUIT_NP,
     CARD_BIT,
     CARD_INFO,
     CHOOSE,
     GROUP_POS,
     ID_BITS,
-    KING_NP,
-    NAPOLA,
     PAT_GROUP,
     PAT_MULT,
     PAT_NSLOTS,
@@ -124,42 +124,7 @@ SHUFFLES = ("fast", "engine")
 U64 = np.uint64
 _MASK63 = (1 << 63) - 1
 _NCOUNTS = len(COUNT_KEYS)
-_POINT = {k: i for i, k in enumerate(POINT_KEYS)}
 _PRIMIERA = COUNT_KEYS.index("primiera")
-_NSCORE = _NCOUNTS + len(POINT_KEYS)  # a team's score entry as one row: counts, points
-
-if hasattr(np, "bitwise_count"):
-    def popcount(x: np.ndarray) -> np.ndarray:
-        """Set bits of each element of a uint64 array."""
-        return np.bitwise_count(x).astype(np.int64)
-else:  # numpy < 2.0
-    _POP8 = np.array([bin(i).count("1") for i in range(256)], dtype=np.int64)
-
-    def popcount(x: np.ndarray) -> np.ndarray:
-        """Set bits of each element of a uint64 array."""
-        x = np.ascontiguousarray(x, dtype="<u8")
-        return _POP8[x.view(np.uint8).reshape(*x.shape, 8)].sum(-1)
-
-
-def _mix(x: np.ndarray) -> np.ndarray:
-    """splitmix64 finaliser on a uint64 array (wrapping arithmetic)."""
-    x = np.asarray(x, dtype=U64) + U64(0x9E3779B97F4A7C15)
-    x = (x ^ (x >> U64(30))) * U64(0xBF58476D1CE4E5B9)
-    x = (x ^ (x >> U64(27))) * U64(0x94D049BB133111EB)
-    return x ^ (x >> U64(31))
-
-
-def hash_decks(match_seeds: np.ndarray, hand_index: np.ndarray, attempt: np.ndarray
-               ) -> np.ndarray:
-    """Deal orders ``(G, 40)`` int8 for ``shuffle="fast"``: a permutation keyed by a
-    hash of (match seed, hand index, redeal attempt, card)."""
-    base = _mix(_mix(np.asarray(match_seeds, dtype=U64))
-                ^ _mix(np.asarray(hand_index, dtype=U64) * U64(0x10001)
-                       + np.asarray(attempt, dtype=U64) + U64(0x5EED)))
-    keys = _mix(base[:, None] + np.arange(N_CARDS, dtype=U64)[None, :]
-                * U64(0xD1B54A32D192ED03))
-    return np.argsort(keys, axis=1, kind="stable").astype(np.int8)
-
 
 def _expand(g: np.ndarray, place: np.ndarray, tr: np.ndarray, pat: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray]:
@@ -262,7 +227,6 @@ class VectorScopaEnv:
         self._phase = np.zeros(N_CARDS + 1, np.int64)  # by moves played: 1 deal, 2 hand over
         self._phase[per_deal:N_CARDS - ts:per_deal] = 1
         self._phase[N_CARDS - ts] = 2
-        self._best = BEST_IN_SUIT_NP[r.primiera_table]
         n, p = self.num_envs, r.players
         self._rows = np.arange(n)
         self._rows_p = self._rows * p
@@ -298,16 +262,12 @@ class VectorScopaEnv:
         seat from the dealer (the rest left 0)."""
         r, p, h = self.rules, self.players, self.rules.hand_size
         per_deal = p * h
-        lut = np.zeros((N_CARDS - r.table_size, _NSCALARS), np.float32)
-        for moves in range(len(lut)):
-            j = moves % per_deal  # moves played in this deal; the mover is the j-th
-            for k in range(p):
-                played = (j - (j + k) % p + p - 1) // p
-                lut[moves, _T_HAND_SIZES.start + k] = (h - played) / h
-            deck_pos = per_deal + r.table_size + (moves // per_deal) * per_deal
-            lut[moves, _T_DECK_COUNT] = (N_CARDS - deck_pos) / DECK_SCALE
-            lut[moves, _T_SEAT_FROM_DEALER.start + (1 + moves) % p] = 1
-        return lut
+        moves = np.arange(N_CARDS - r.table_size)
+        j = moves % per_deal  # moves played in this deal; the mover is the j-th
+        k = np.arange(p)
+        played = (j[:, None] - (j[:, None] + k[None, :]) % p + p - 1) // p
+        deck_pos = per_deal + r.table_size + (moves // per_deal) * per_deal
+        return position_scalars_np(r, h - played, N_CARDS - deck_pos, (1 + moves) % p)
 
     # -- episodes ------------------------------------------------------------------------
     def reset(self, seed: int | None = None, decks: Any = None) -> None:
@@ -349,13 +309,13 @@ class VectorScopaEnv:
         if not len(games):
             return
         k = self._match_count[games]
-        seeds = _mix(_mix(np.full(len(games), self._seed, dtype=U64))
-                     ^ _mix(games.astype(U64) * U64(0x100000001B3) + k.astype(U64)))
+        seeds = mix64(mix64(np.full(len(games), self._seed, dtype=U64))
+                      ^ mix64(games.astype(U64) * U64(0x100000001B3) + k.astype(U64)))
         self.match_seeds[games] = (seeds & U64(_MASK63)).astype(np.int64)
         self._match_count[games] = k + 1
         self.match_score[games] = 0
         self.hand_index[games] = 0
-        self.dealer[games] = self.players - 1
+        self.dealer[games] = first_dealer(self.players)
         self._recordable[games] = True
         if self.record_matches:
             self._arch_nhands[games] = 0
@@ -373,11 +333,10 @@ class VectorScopaEnv:
         self.last_capture[games] = -1
         self.deck_pos[games] = 0
         self._deal_round(games)
-        ts = r.table_size
-        opening = decks[:, self._deal_size:self._deal_size + ts]
+        opening = opening_cards_np(decks, r)
         self.table[games] = _or_columns(CARD_BIT[opening])
         self.table_rm[games] = _or_columns(RM_BIT[opening])
-        self.deck_pos[games] += ts
+        self.deck_pos[games] += r.table_size
         self._n_moves[games] = 0
         if self.record_matches:
             self._archive_hand_start(games)
@@ -400,16 +359,7 @@ class VectorScopaEnv:
                     continue
                 decks[j], attempts[j] = deal_order(int(seeds[j]), int(hand[j]), r)
         else:
-            decks = hash_decks(seeds, hand, attempts)
-            if r.redeal_three_kings and r.table_size >= 3:
-                lo, hi = self._deal_size, self._deal_size + r.table_size
-                redo = KING_NP[decks[:, lo:hi]].sum(1) >= 3
-                if given:
-                    redo[list(given)] = False
-                while redo.any():
-                    attempts[redo] += 1
-                    decks[redo] = hash_decks(seeds[redo], hand[redo], attempts[redo])
-                    redo &= KING_NP[decks[:, lo:hi]].sum(1) >= 3
+            decks, attempts = hash_deal_orders(seeds, hand, r)
         for j, d in given.items():
             decks[j], attempts[j] = d, 0
         return decks, attempts
@@ -420,11 +370,8 @@ class VectorScopaEnv:
         p, h = self.players, self.rules.hand_size
         pos = (games * N_CARDS + self.deck_pos[games])[:, None] + np.arange(p * h)[None, :]
         cards = self.decks.reshape(-1).take(pos).astype(np.int64)
-        bits = CARD_BIT.take(cards)
-        dealt = bits[:, :p].copy()
-        for j in range(1, h):  # card j * p + q goes to the q-th seat from the first
-            dealt |= bits[:, j * p:(j + 1) * p]
-        first = (self.dealer[games] + 1) % p
+        dealt = deal_round_np(cards, p)
+        first = first_seat(self.dealer[games], p)
         self._hands_flat[(games * p)[:, None] + self._seat_order.take(first, axis=0)] = dealt
         self.deck_pos[games] += p * h
         self.to_move[games] = first
@@ -437,7 +384,7 @@ class VectorScopaEnv:
         move, in no particular order. ``rows`` int64 indices into ``table_rm`` (int64
         ``to_rank_major`` masks); a card must not be on its table. ``captures_only``: leave
         out the places (a card that captures nothing). The one move generator of the
-        batched code: legal sets here, opponents' replies in ``agents.batched``."""
+        batched code: legal sets here, opponents' replies in ``agents.baselines.batched``."""
         info = CARD_INFO.take(cards)
         # the card's key -> its patterns (place, same-rank takes, sum partitions, take all)
         tr = table_rm.take(rows)
@@ -523,41 +470,21 @@ class VectorScopaEnv:
         seat = self.to_move if mover else np.asarray(seats, np.int64).reshape(n)
         team = seat % 2
         other_team = 1 - team
-        hand = self._hands_flat.take(self._rows_p + seat)
-        own = self._piles_flat.take(self._rows_2 + team)
-        other = self._piles_flat.take(self._rows_2 + other_team)
-        table = self.table
-        unseen = U64(FULL_DECK) & ~(hand | table | own | other)
-        # the five 40-bit card sets back to back in 64-bit words, unpacked to columns
-        words = np.zeros((n, _CARD_WORDS), U64)
-        for part, mask in ((HAND, hand), (TABLE, table), (OWN_PILE, own),
-                           (OTHER_PILE, other), (UNSEEN, unseen)):
-            w, bit = divmod(part.start, 64)
-            words[:, w] |= mask << U64(bit)
-            if bit + N_CARDS > 64:
-                words[:, w + 1] |= mask >> U64(64 - bit)
+        own_at, other_at = self._rows_2 + team, self._rows_2 + other_team
         obs = np.empty((n, OBS_DIM), np.float32)
-        obs[:, CARD_SETS] = np.unpackbits(words.view(np.uint8)[:, :CARD_SETS.stop // 8],
-                                          axis=1, bitorder="little")
+        card_sets_np(obs, self._hands_flat.take(self._rows_p + seat), self.table,
+                     self._piles_flat.take(own_at), self._piles_flat.take(other_at))
         if mover:  # hand sizes, deck count and seat from the dealer follow the move count
             tail = self._tail_lut.take(self._n_moves, axis=0)
         else:
-            tail = np.zeros((n, _NSCALARS), np.float32)
-            sizes = popcount(self.hands)
             rel = self._seat_order.take(seat, axis=0)
-            tail[:, _T_HAND_SIZES.start:_T_HAND_SIZES.start + p] = (
-                sizes[rows[:, None], rel] / r.hand_size)
-            tail[:, _T_DECK_COUNT] = (N_CARDS - self.deck_pos) / DECK_SCALE
-            tail[rows, _T_SEAT_FROM_DEALER.start + (seat - self.dealer) % p] = 1
+            tail = position_scalars_np(r, popcount(self.hands)[rows[:, None], rel],
+                                       N_CARDS - self.deck_pos, (seat - self.dealer) % p)
         ms, sc = self.match_score.reshape(-1), self._scope_flat
-        own_at, other_at = self._rows_2 + team, self._rows_2 + other_team
-        own_ms, own_sc = _T_MATCH_SCORE.start, _T_SCOPE.start
-        tail[:, own_ms] = ms.take(own_at) / r.target_score
-        tail[:, own_ms + 1] = ms.take(other_at) / r.target_score
-        tail[:, own_sc] = sc.take(own_at) / SCOPE_SCALE
-        tail[:, own_sc + 1] = sc.take(other_at) / SCOPE_SCALE
         lc = self.last_capture
-        tail[rows, _T_LAST_CAPTURE.start + np.where(lc < 0, NOBODY, lc != team)] = 1
+        add_score_scalars_np(tail, r, (ms.take(own_at), ms.take(other_at)),
+                             (sc.take(own_at), sc.take(other_at)),
+                             np.where(lc < 0, NOBODY, lc != team))
         obs[:, SCALARS] = tail
         return obs
 
@@ -603,11 +530,7 @@ class VectorScopaEnv:
         pidx = self._rows_2 + team
         self._piles_flat[pidx] |= pile
         self.last_capture = np.where(captured, team, self.last_capture)
-        scopa = captured & (self.table == 0)
-        if takes_all is not None:
-            scopa &= ~takes_all
-        if not r.last_play_scopa:
-            scopa &= ~last_play
+        scopa = is_scopa_np(captured, self.table, takes_all, last_play, r.last_play_scopa)
         self._scope_flat[pidx] += scopa
         if self.record_matches:
             self._arch_action.reshape(-1)[at] = a
@@ -634,30 +557,20 @@ class VectorScopaEnv:
         r, p = self.rules, self.players
         lc = self.last_capture[games]
         leftover = self.table[games]
-        swept = lc >= 0
-        self.piles[games[swept], lc[swept]] |= leftover[swept]
+        give_leftover_np(self.piles, games, lc, leftover)
         self.table[games] = 0
         self.table_rm[games] = 0
-        score = self._score(self.piles[games], self.scope[games])  # (G, 2, fields)
+        score = score_hands_np(self.piles[games], self.scope[games], r)  # (G, 2, fields)
         totals = score[:, :, -1]
         self.match_score[games] += totals
         ms = self.match_score[games]
-        target = r.target_score
-        done = ((ms >= target).any(1)) & (ms[:, 0] != ms[:, 1])
-        winner = np.where(done, (ms[:, 1] > ms[:, 0]).astype(np.int64), -1)
+        done, winner = match_winner_np(ms, r.target_score)
         out.hand_points[games] = totals
         out.match_score[games] = ms
         out.match_over[games] = done
         out.winner[games] = winner
-        margin = totals[:, 0] - totals[:, 1]
-        if self.reward_mode == "points":
-            team0 = margin.astype(np.float32)
-        else:
-            team0 = np.where(done, 1 - 2 * winner, 0).astype(np.float32)
-            if self.episode_mode == "hand":
-                team0 = np.where(done, team0, np.sign(margin)).astype(np.float32)
+        term, team0 = hand_end_np(self.reward_mode, self.episode_mode, totals, done, winner)
         out.rewards[games] = team0[:, None] * self._team_sign[None, :]
-        term = np.ones(len(games), bool) if self.episode_mode == "hand" else done
         out.terminated[games] = term
         if self.record_matches:
             h = self.hand_index[games]
@@ -669,36 +582,9 @@ class VectorScopaEnv:
         self._new_matches(games[term])
         cont = games[~term]
         if len(cont):
-            self.dealer[cont] = (self.dealer[cont] + 1) % p
+            self.dealer[cont] = next_dealer(self.dealer[cont], p)
             self.hand_index[cont] += 1
             self._start_hands(cont)
-
-    def _score(self, piles: np.ndarray, scope: np.ndarray) -> np.ndarray:
-        """``(G, 2, _NSCORE)`` score entries of ``scoring.score_hand`` as rows (counts by
-        ``COUNT_KEYS``, primiera -1 where the team has none, then points by ``POINT_KEYS``)."""
-        r = self.rules
-        cards = popcount(piles)
-        coins = popcount(piles & U64(COINS_MASK))
-        sette = ((piles >> U64(SETTEBELLO)) & U64(1)).astype(np.int64)
-        suits = ((piles[..., None] >> _SUIT_SHIFT) & U64(SUIT_MASK[0])).astype(np.int64)  # (G,2,4)
-        prim = self._best[suits].sum(-1)
-        has = (prim >= 0) if not r.primiera_requires_all_suits else (suits != 0).all(-1)
-        prim = np.where(has, prim, -1)
-        out = np.zeros(piles.shape + (_NSCORE,), np.int64)
-        out[..., :_NCOUNTS] = np.stack([cards, coins, sette, prim, scope], -1)  # COUNT_KEYS
-        other = slice(None, None, -1)
-        pts = out[..., _NCOUNTS:]
-        pts[..., _POINT["carte"]] = cards > cards[:, other]
-        pts[..., _POINT["denari"]] = coins > coins[:, other]
-        pts[..., _POINT["settebello"]] = sette
-        pts[..., _POINT["primiera"]] = has & (~has[:, other] | (prim > prim[:, other]))
-        pts[..., _POINT["scope"]] = scope
-        if r.re_bello:
-            pts[..., _POINT["re_bello"]] = (piles >> U64(RE_BELLO)) & U64(1)
-        if r.napola:
-            pts[..., _POINT["napola"]] = NAPOLA[(piles & U64(COINS_MASK)).astype(np.int64)]
-        pts[..., _POINT["total"]] = pts[..., :_POINT["total"]].sum(-1)
-        return out
 
     def _raise_illegal(self, a: np.ndarray, bad: np.ndarray) -> None:
         lines = []
@@ -728,7 +614,7 @@ class VectorScopaEnv:
         self._arch_scopa = np.zeros((n, hands, N_CARDS), bool)
         self._arch_last = np.zeros((n, hands), np.int8)
         self._arch_leftover = np.zeros((n, hands), U64)
-        self._arch_score = np.zeros((n, hands, 2, _NSCORE), np.int16)
+        self._arch_score = np.zeros((n, hands, 2, SCORE_ROW), np.int16)
         self._arch_nhands = np.zeros(n, np.int64)
 
     def _archive_grow(self, hand: int) -> None:
@@ -825,7 +711,7 @@ class VectorScopaEnv:
             canon = r.players * r.hand_size + r.table_size + (
                 moves // (p * r.hand_size)) * p * r.hand_size
             if (sizes is None or rel != [round(x) for x in sizes] or st.deck_pos != canon
-                    or st.to_move != (st.dealer + 1 + moves) % p):
+                    or st.to_move != (first_seat(st.dealer, p) + moves) % p):
                 raise ValueError(f"game {g}: not a position of real play (deck position "
                                  f"{st.deck_pos}, hand sizes {rel} from the seat to move "
                                  f"{st.to_move}, dealer {st.dealer})")
@@ -856,7 +742,7 @@ class VectorScopaEnv:
             raise ValueError(f"game {g}: a card in hand is still in the undealt deck")
         others = [c for c in st.deck[:st.deck_pos] if c not in set(held)]
         deck: list[int | None] = [None] * st.deck_pos
-        first = (st.dealer + 1) % p
+        first = first_seat(st.dealer, p)
         for q in range(p):
             cards = cards_of(st.hands[(first + q) % p])
             for j in range(h):
@@ -896,14 +782,6 @@ def _action_codes() -> tuple[list[str], list[list[str]]]:
             [[CODES[x] for x in cards_of(m)] for m in ACTION_CAPTURE])
 
 
-# the observation's layout (scopa_env.observation), as columns of its SCALARS block
-_NSCALARS = SCALARS.stop - SCALARS.start
-_T_HAND_SIZES, _T_MATCH_SCORE, _T_SCOPE, _T_SEAT_FROM_DEALER, _T_LAST_CAPTURE = (
-    within(part, SCALARS) for part in (HAND_SIZES, MATCH_SCORE, SCOPE, SEAT_FROM_DEALER,
-                                       LAST_CAPTURE))
-_T_DECK_COUNT = within(DECK_COUNT, SCALARS).start
-_CARD_WORDS = -(-CARD_SETS.stop // 64)  # 64-bit words holding the card sets
-_SUIT_SHIFT = 10 * np.arange(4, dtype=U64)
 _ID_MASK = (1 << ID_BITS) - 1
 _ARANGE = np.arange(1 << ID_BITS)
 _CHOOSE_FLAT = CHOOSE.reshape(-1)

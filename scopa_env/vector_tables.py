@@ -1,5 +1,5 @@
 """Lookup tables for the vectorised environment, all derived from the engine's own
-catalogue (``moves.action_id``), deck (``cards``) and scoring tables (``scoring``).
+catalogue (``moves.action_id``) and deck (``cards``).
 
 Legal moves are generated per (game, hand card) row. Everything a played card ``c``
 of rank ``r`` may do is one of a few *patterns*:
@@ -30,7 +30,6 @@ import numpy as np
 
 from .cards import N_CARDS, RANK, SUIT
 from .moves import ACE_ALL_BASE, ACTION_CAPTURE, ACTION_CARD, N_ACTIONS, action_id
-from .scoring import BEST_IN_SUIT, napola_run
 
 U64 = np.uint64
 CARD_BIT = np.array([1 << c for c in range(N_CARDS)], dtype=U64)
@@ -38,7 +37,6 @@ CARD_BIT = np.array([1 << c for c in range(N_CARDS)], dtype=U64)
 RM_BIT = np.array([1 << (4 * (RANK[c] - 1) + SUIT[c]) for c in range(N_CARDS)], dtype=np.int64)
 """Card id -> its bit in a rank-major mask (int64: the masks stay below 2**40)."""
 RANK_NP = np.array(RANK, dtype=np.int64)
-KING_NP = RANK_NP == 10
 
 
 def to_rank_major(mask: int) -> int:
@@ -253,10 +251,6 @@ def card_lut(capture_rule: str, ace_takes_all: bool) -> tuple[np.ndarray, np.nda
             np.concatenate(flat).astype(np.int64))
 
 
-# scoring
-BEST_IN_SUIT_NP = {name: np.array(t, dtype=np.int64) for name, t in BEST_IN_SUIT.items()}
-"""Primiera value of the best card of a 10-bit suit mask (``scoring``'s table)."""
-NAPOLA = np.array([napola_run(m) for m in range(1024)], dtype=np.int64)
 
 assert N_ACTIONS == ACE_ALL_BASE + 4
 

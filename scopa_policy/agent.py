@@ -11,13 +11,13 @@ rule set in ``scopa_policy/pretrained/`` (``default.pt``: 2-player scopa; ``team
 with the weights trained for that game's rules (the match's target score aside) and
 refuses, with a message naming the rule sets it has, a game it has no weights for.
 
-A checkpoint with a last-deal scorer (``scopa_policy.last_deal``, trained by the
+A checkpoint with a last-deal scorer (``scopa_policy.last_deal_net``, trained by the
 ``last_deal`` stage kind) plays the decisions of a 2-player last deal (deck empty) with
 it, and every other decision with the policy network; the shipped 2-player weights have
 one. ``act_batch`` scores all decisions with a choice in one set of products (the moves
 ``act`` would choose, one decision at a time). ``endgame="exact"`` (the spec
 ``pretrained:endgame=exact``) plays the last deal of a 2-player hand exactly
-(``agents.endgame``): a separate agent, not the network alone.
+(``agents.baselines.endgame``): a separate agent, not the network alone.
 """
 
 from __future__ import annotations
@@ -30,8 +30,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents import DEFAULT_SUITS, ENDGAME_MODES, SUIT_MODES
-from agents.endgame import EndgameSolver, position_from_obs
+from agents.baselines.endgame import EndgameSolver, position_from_obs
 from scopa_env.observation import InfoSet, encode_info
 from scopa_env.rules import Rules
 
@@ -42,7 +41,8 @@ from .checkpoint import (
     checkpoint_file,
     load_checkpoint,
 )
-from .last_deal import LastDealNet
+from .last_deal_net import LastDealNet
+from .modes import DEFAULT_SUITS, check_modes
 from .network import PolicyNet
 from .symmetry import CloseCalls, SuitAveraged
 
@@ -50,13 +50,6 @@ PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 PRETRAINED = PRETRAINED_DIR / "default.pt"  # the 2-player weights
 # Rule options that do not change how a hand is played: weights serve any value of them.
 _ANY_VALUE = frozenset({"name", "target_score"})
-
-
-def _check_modes(endgame: str, suits: str) -> None:
-    if endgame not in ENDGAME_MODES:
-        raise ValueError(f"endgame must be one of {', '.join(ENDGAME_MODES)}, got {endgame!r}")
-    if suits not in SUIT_MODES:
-        raise ValueError(f"suits must be one of {', '.join(SUIT_MODES)}, got {suits!r}")
 
 
 def decision_inputs(infos: list[InfoSet]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -74,7 +67,7 @@ class PolicyAgent:
     ``last_deal`` (optional): the scorer of 2-player last-deal decisions (deck empty),
     in place of ``net`` there. ``endgame="exact"``: in the last deal of a 2-player hand
     (deck empty: the unseen cards are the other hand, nothing is hidden), play a move of
-    best exact value (``agents.endgame``), the networks choosing among equally good ones;
+    best exact value (``agents.baselines.endgame``), the networks choosing among equally good ones;
     elsewhere, and with ``endgame="net"`` (the default), the networks alone.
     ``suits``: which scores are averaged over the 6 suit views of the decision
     (``scopa_policy.symmetry``): the last-deal scorer's and, of the policy network's, the
@@ -85,7 +78,7 @@ class PolicyAgent:
                  sample: bool = False, meta: dict[str, Any] | None = None,
                  endgame: str = "net", last_deal: LastDealNet | None = None,
                  suits: str = DEFAULT_SUITS) -> None:
-        _check_modes(endgame, suits)
+        check_modes(endgame, suits)
         self.net = net.eval()
         self.scorer = net.numpy_scorer()
         if suits == "all":
@@ -255,7 +248,7 @@ class PretrainedAgent:
 
     def __init__(self, seed: int | None = None, sample: bool = False,
                  endgame: str = "net", suits: str = DEFAULT_SUITS) -> None:
-        _check_modes(endgame, suits)
+        check_modes(endgame, suits)
         self.seed, self.sample, self.endgame, self.suits = seed, sample, endgame, suits
         params = ([f"endgame={endgame}"] if endgame != "net" else []) + (
             [f"suits={suits}"] if suits != DEFAULT_SUITS else [])

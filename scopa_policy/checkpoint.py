@@ -7,7 +7,7 @@ A checkpoint is a dict of tensors and plain JSON-able metadata:
 - ``net`` (network shape), ``rules`` (the rules trained on), ``config`` (the resolved
   training config), ``counters`` (update, env_steps, learner_samples, wall_seconds, ...);
 - ``model`` (state dict); optionally ``last_deal`` (``{"net": shape, "model": state
-  dict}``: the 2-player last-deal scorer, ``scopa_policy.last_deal``, that plays the
+  dict}``: the 2-player last-deal scorer, ``scopa_policy.last_deal_net``, that plays the
   decisions of the last deal in place of ``model``); for training checkpoints also
   ``optimizer``, ``past_pool`` (state dicts of the past-policy opponents) and ``rng``
   (python, numpy, torch states).
@@ -35,7 +35,7 @@ from typing import Any
 import torch
 
 from .features import ACTION_DIM
-from .last_deal import LastDealConfig, LastDealNet
+from .last_deal_net import LastDealConfig, LastDealNet
 from .network import NetConfig, PolicyNet
 
 FORMAT = "scopa-ppo"

@@ -25,7 +25,7 @@ import torch
 from scopa_env.cards import COINS_MASK, N_CARDS, RANK, SETTEBELLO, cards_of
 from scopa_env.moves import ACE_ALL_BASE, ACTION_FEATURES
 from scopa_env.observation import TABLE, UNSEEN
-from scopa_env.symmetry import CARD_MAPS, SUIT_PERMUTATIONS
+from scopa_env.suit_maps import CARD_MAPS, SUIT_PERMUTATIONS
 
 SUM_BUCKETS = 12  # rank sum left on the table: 0..10, then "more than 10"
 REPLY_DIM = 41
@@ -141,7 +141,7 @@ class Candidates:
 
 def _suit_view_columns() -> np.ndarray:
     """(6, ACTION_DIM): ``feats[:, SUIT_VIEW_COLUMNS[k]]`` are the features of the moves
-    mapped by suit permutation ``k`` in the mapped observation (``scopa_env.symmetry``):
+    mapped by suit permutation ``k`` in the mapped observation (``scopa_env.suit_maps``):
     the per-card and per-suit columns move, every other feature counts ranks, coins or
     the settebello and stays."""
     out = np.tile(np.arange(ACTION_DIM), (len(SUIT_PERMUTATIONS), 1))

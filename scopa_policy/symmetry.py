@@ -1,6 +1,6 @@
 """Move scores averaged over the suit-symmetric views of a decision.
 
-Cups, swords and clubs play alike (``scopa_env.symmetry``), so a decision seen under any
+Cups, swords and clubs play alike (``scopa_env.suit_maps``), so a decision seen under any
 of the 6 permutations of those suits is the same decision. A network that was not built
 to ignore the suits' names scores the 6 views a little differently; averaging its scores
 over them is an ensemble of 6 for the price of a batch 6 times as large, and it makes the
@@ -19,7 +19,7 @@ from typing import Protocol
 
 import numpy as np
 
-from scopa_env.symmetry import SUIT_PERMUTATIONS, permute_obs_views
+from scopa_env.suit_maps import SUIT_PERMUTATIONS, permute_obs_views
 
 from .features import SUIT_VIEW_COLUMNS, action_inputs_np
 

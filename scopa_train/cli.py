@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from scopa_env.commands import Parser, run
+from agents.commands import Parser, run
 
 from .config import ConfigError, describe, load_recipe
 

@@ -136,7 +136,7 @@ class PPOSection:
                           lo=0)
     endgame_coef: float = _f(0.0, "2 players: weight of the exact last-deal teacher. Once "
                              "the deck is empty every card is known; the learner's "
-                             "decisions there are solved exactly (agents.endgame), their "
+                             "decisions there are solved exactly (agents.baselines.endgame), their "
                              "value targets become the exact values and the loss gains "
                              "this weight times the policy's expected regret in points "
                              "(0 = off)", lo=0, hi=100)
@@ -166,7 +166,7 @@ class LastDealSection:
                             "softmax) added to the best-set loss", lo=0, hi=100)
     suit_augment: bool = _f(False, "fit each minibatch's decisions under random "
                             "permutations of the plain suits (cups, swords and clubs play "
-                            "alike: scopa_env.symmetry)")
+                            "alike: scopa_env.suit_maps)")
     buckets: int = _f(0, "minibatches drawn together and sorted by the cards in play, so "
                       "that each pads its decisions to fewer tokens (about 1.5 times faster "
                       "at 16); 0 or 1: plain random minibatches", lo=0, hi=1 << 16)

@@ -50,7 +50,7 @@ from scopa_policy.checkpoint import (
 from scopa_policy.network import NetConfig
 
 from .config import PREVIOUS, ConfigError, StageConfig
-from .evaluation import calibrate, evaluate_policy
+from .policy_eval import calibrate, evaluate_policy
 
 Log = Callable[[str], None]
 

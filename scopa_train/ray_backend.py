@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.ray_eval import RayBackendError, connect, unwrap
+from agents.evaluation.ray_eval import RayBackendError, connect, unwrap
 from scopa_env.play import derive_seed
 from scopa_policy.network import NetConfig, PolicyNet
 

@@ -112,7 +112,7 @@ def recipe_curve(policies: list[Path], out: Path, against: list[str], hands: int
     where that stage ended (the running sum of the files' ``wall_seconds`` counters).
     The results are written beside the picture (``out`` with ``.json``) and reused for a
     file whose bytes, opponent, hands and seed are unchanged."""
-    from agents.evaluate import evaluate
+    from agents.evaluation.evaluate import evaluate
     from scopa_policy.checkpoint import load_checkpoint
 
     cache_file = out.with_suffix(".json")
@@ -189,7 +189,7 @@ def _plot_stages(stages: list[dict[str, Any]], against: list[str], hands: int, s
 
 def strength(ckpt: str, against: list[str], hands: int, seed: int, workers: int
              ) -> dict[str, Any]:
-    from agents.evaluate import evaluate
+    from agents.evaluation.evaluate import evaluate
 
     spec = "pretrained" if ckpt == "pretrained" else f"ckpt:{ckpt}"
     out = {}
@@ -297,7 +297,7 @@ def _run(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         print(plot_curve(args.run_dir, args.out, against, marks=marks,
                          after_minutes=args.after_minutes))
     elif args.cmd == "recipe-curve":
-        from agents.evaluate import build_agent
+        from agents.evaluation.evaluate import build_agent
 
         missing = [str(q) for q in args.policies if not q.is_file()]
         if missing:

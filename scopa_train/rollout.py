@@ -36,7 +36,7 @@ SELF, PAST = "self", "past"
 
 
 class Teacher(Protocol):
-    """Exact move values for some decisions (``agents.endgame.EndgameSolver``)."""
+    """Exact move values for some decisions (``agents.baselines.endgame.EndgameSolver``)."""
 
     def label_moves(self, obs: np.ndarray, ids: np.ndarray, valid: np.ndarray
                     ) -> np.ndarray: ...
@@ -426,9 +426,9 @@ def rollout_length(cfg: Any) -> int:
 
 def batched_baseline(kind: str, env: Any, games: np.ndarray, rng: np.random.Generator
                      ) -> np.ndarray | None:
-    """Baseline moves as array code over the vector env (``agents.batched``), or None
+    """Baseline moves as array code over the vector env (``agents.baselines.batched``), or None
     for a kind without a batched form (then per-game agents play)."""
-    from agents.batched import BATCHED, batched_actions
+    from agents.baselines.batched import BATCHED, batched_actions
 
     return batched_actions(kind, env, games, rng) if kind in BATCHED else None
 
@@ -437,6 +437,6 @@ def make_teacher(cfg: Any) -> Teacher | None:
     """The exact last-deal teacher of a stage config when ``ppo.endgame_coef`` > 0."""
     if cfg.kind != "ppo" or cfg.ppo.endgame_coef <= 0:
         return None
-    from agents.endgame import EndgameSolver
+    from agents.baselines.endgame import EndgameSolver
 
     return EndgameSolver(cfg.make_rules())

@@ -7,7 +7,7 @@ decision from the information set its observation encodes
 engine's order (the order of the collected move lists). The decisions are cut into chunks of
 ``CHUNK``; chunk ``k`` is scored by an agent seeded with ``(seed, k)``, so the values
 do not depend on the number of workers or on which worker scored a chunk, and a chunk
-whose worker died is scored again to the same values (``agents.evaluate.run_in_pool``).
+whose worker died is scored again to the same values (``agents.evaluation.evaluate.run_in_pool``).
 
 Scoring is the slow part of a stage that uses it (about 200 decisions a second on two
 cores for ``pimc:worlds=48,depth=5``), so ``search_values`` can keep what it has scored in
@@ -124,7 +124,7 @@ def search_values(spec: str, rules: Rules, obs: np.ndarray, count: np.ndarray, s
     ``halted()`` gave a reason to stop first (checked after each chunk). With ``cache``
     (a file), the chunks scored so far are kept there and a later call on the same
     decisions scores only the others."""
-    from agents.evaluate import run_in_pool
+    from agents.evaluation.evaluate import run_in_pool
 
     search_agent(spec, seed)  # a spec without values fails before any work
     start = np.cumsum(count) - count

@@ -10,7 +10,7 @@ import types
 import pytest
 
 from agents import AGENTS, make_agent, parse_spec
-from agents.pimc import CARTE, DENARI, LeafModel, sample_worlds
+from agents.baselines.pimc import CARTE, DENARI, LeafModel, sample_worlds
 from scopa_env.cards import FULL_DECK, N_CARDS, card_id, cards_of
 from scopa_env.game import GameState, apply, new_match
 from scopa_env.moves import action_text
@@ -70,6 +70,17 @@ def test_learned_specs_go_through_the_inference_layer(monkeypatch):
     assert calls == [("runs/a/latest.pt", 5, "net", "close"),
                      (None, 6, "net", "close"), (None, 7, "exact", "close"),
                      (None, 8, "exact", "all")]
+
+
+def test_learned_specs_are_registered_by_the_inference_layer(monkeypatch):
+    from agents.bridges import plugins
+
+    eps = plugins.entry_points()
+    assert eps["ckpt"].value == "scopa_policy.specs:CHECKPOINT"
+    assert eps["pretrained"].value == "scopa_policy.specs:PRETRAINED"
+    monkeypatch.setattr(plugins, "entry_points", dict)  # the kit not installed
+    with pytest.raises(ValueError, match=r"unknown agent 'pretrained'.*pip install -e \."):
+        make_agent("pretrained")
 
 
 def test_missing_inference_layer_is_a_clear_error(monkeypatch):

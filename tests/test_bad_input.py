@@ -27,7 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import scopa_env
-from agents.evaluate import deal_seed, evaluate, match_seed
+from agents.evaluation.evaluate import deal_seed, evaluate, match_seed
 from scopa_cli import main as scopa
 from scopa_env.cards import FULL_DECK
 from scopa_env.game import GameState
@@ -245,7 +245,7 @@ def _no_work(*args: Any, **kwargs: Any) -> Any:
 def test_eval_arguments_are_checked_before_any_deal(monkeypatch: pytest.MonkeyPatch,
                                                     capsys: pytest.CaptureFixture[str],
                                                     args: list[str], words: list[str]) -> None:
-    monkeypatch.setattr("agents.evaluate.play_unit", _no_work)
+    monkeypatch.setattr("agents.evaluation.evaluate.play_unit", _no_work)
     one_line(capsys, scopa(["eval", *args]), *words)
 
 
@@ -262,7 +262,7 @@ def test_eval_save_and_a_fresh_seed(tmp_path: Path, capsys: pytest.CaptureFixtur
 
 def test_ladder_arguments(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                           capsys: pytest.CaptureFixture[str]) -> None:
-    monkeypatch.setattr("agents.ladder.evaluate", _no_work)
+    monkeypatch.setattr("agents.evaluation.ladder.evaluate", _no_work)
     a_file = tmp_path / "f"
     a_file.write_text("")
     out = ["--out", str(tmp_path / "l")]
@@ -295,7 +295,7 @@ class Nosy:
 @pytest.mark.parametrize("nosy", [Nosy, Nosy(0)], ids=["factory", "object"])
 def test_a_nosy_agent_learns_nothing_hidden_in_an_evaluation(monkeypatch: pytest.MonkeyPatch,
                                                              nosy: Any) -> None:
-    import agents.evaluate as ev
+    import agents.evaluation.evaluate as ev
     from scopa_env.observation import InfoSet, info_set
 
     origin: dict[int, tuple[int, int]] = {}  # id(info) -> (game seed, seat)

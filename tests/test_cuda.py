@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from agents.evaluate import evaluate
+from agents.evaluation.evaluate import evaluate
 from scopa_train import recipe
 from scopa_train.config import load_config
 

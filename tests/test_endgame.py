@@ -1,4 +1,4 @@
-"""The exact last-deal solver (agents.endgame): equal to the engine's own search, read
+"""The exact last-deal solver (agents.baselines.endgame): equal to the engine's own search, read
 from observations exactly, and its labels laid out like the rollout's move features."""
 
 from __future__ import annotations
@@ -8,8 +8,8 @@ import random
 import numpy as np
 import pytest
 
-from agents.endgame import EndgameSolver, is_last_deal, position_from_obs
-from agents.pimc import LeafModel, _Search
+from agents.baselines.endgame import EndgameSolver, is_last_deal, position_from_obs
+from agents.baselines.pimc import LeafModel, _Search
 from scopa_env.game import GameState, apply, new_match
 from scopa_env.observation import encode_info, info_set
 from scopa_env.rules import make_rules

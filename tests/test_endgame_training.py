@@ -9,7 +9,7 @@ import pytest
 import torch
 
 import agents
-from agents.endgame import EndgameSolver
+from agents.baselines.endgame import EndgameSolver
 from scopa_env.observation import DECK_COUNT
 from scopa_env.rules import make_rules
 from scopa_env.vector import VectorScopaEnv
@@ -44,7 +44,7 @@ def test_taught_decisions_get_exact_targets() -> None:
     assert 0 < int(batch.taught.sum()) < len(batch)
     assert stats.teacher_seconds > 0
     solver = EndgameSolver(make_rules("scopa"))
-    from agents.endgame import position_from_obs
+    from agents.baselines.endgame import position_from_obs
 
     for t in torch.nonzero(batch.taught).squeeze(1).tolist():
         lo, n = int(batch.move_start[t]), int(batch.move_count[t])

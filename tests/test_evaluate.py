@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from agents import make_agent
-from agents.evaluate import UnitJob, deal_seed, evaluate, main, play_unit
-from agents.ladder import main as ladder_main
-from agents.results import EvalResult
-from agents.stats import additive_ratings, bradley_terry, mean_ci, wilson
+from agents.evaluation.evaluate import UnitJob, deal_seed, evaluate, main, play_unit
+from agents.evaluation.ladder import main as ladder_main
+from agents.evaluation.results import EvalResult
+from agents.evaluation.stats import additive_ratings, bradley_terry, mean_ci, wilson
 from scopa_env.rules import make_rules
 
 WORKER_DEPENDENT = ("timing", "elapsed_s", "workers")
@@ -74,7 +74,7 @@ def test_four_players_and_options():
 
 
 def test_each_deal_is_played_in_both_seatings(monkeypatch):
-    import agents.evaluate as ev
+    import agents.evaluation.evaluate as ev
 
     rules = make_rules("scopa")
     dealt = []  # (seed, first deck) of every game the unit starts

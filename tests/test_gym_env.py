@@ -1,4 +1,4 @@
-"""The single-agent Gymnasium env ``scopa/Scopa-v0`` (agents.gym_env.ScopaGymEnv)."""
+"""The single-agent Gymnasium env ``scopa/Scopa-v0`` (agents.bridges.gym_env.ScopaGymEnv)."""
 
 from __future__ import annotations
 
@@ -9,14 +9,14 @@ import numpy as np
 import pytest
 from gymnasium.utils.env_checker import check_env
 
-import scopa_env
+import agents
 from agents import ExpertAgent, GreedyAgent, RandomAgent
-from agents.gym_env import ScopaGymEnv
+from agents.bridges.gym_env import ScopaGymEnv
 from scopa_env.game import IllegalMoveError, apply
 from scopa_env.moves import N_ACTIONS, legal_actions
 from scopa_env.observation import encode, info_set
 
-ID = scopa_env.GYM_ENV_ID
+ID = agents.GYM_ENV_ID
 
 
 def first_legal(info: dict) -> int:

@@ -1,4 +1,4 @@
-"""The last-deal scorer (scopa_policy.last_deal) and its training stage (kind:
+"""The last-deal scorer (scopa_policy.last_deal_net) and its training stage (kind:
 last_deal): tokens, the numpy path equal to the network, the loss, the recorded labels,
 a run end to end with resume and export, and the agent playing the last deal with it."""
 
@@ -11,12 +11,12 @@ import numpy as np
 import pytest
 import torch
 
-from agents.endgame import EndgameSolver, position_from_obs
+from agents.baselines.endgame import EndgameSolver, position_from_obs
 from scopa_env.cards import N_CARDS, mask_of
 from scopa_env.game import apply, new_match
 from scopa_env.observation import HAND, TABLE, UNSEEN, encode_info, info_set
 from scopa_env.rules import make_rules
-from scopa_env.symmetry import ACTION_MAPS, permute_mask, permute_obs_rows
+from scopa_env.suit_maps import ACTION_MAPS, permute_mask, permute_obs_rows
 from scopa_policy.agent import PolicyAgent, load_policy_agent
 from scopa_policy.checkpoint import (
     CheckpointError,
@@ -26,7 +26,7 @@ from scopa_policy.checkpoint import (
     save_atomic,
 )
 from scopa_policy.features import COLUMNS, action_inputs_np
-from scopa_policy.last_deal import LastDealConfig, LastDealNet, _softmax, cards_in_play, tokens
+from scopa_policy.last_deal_net import LastDealConfig, LastDealNet, _softmax, cards_in_play, tokens
 from scopa_policy.network import PolicyNet
 from scopa_policy.symmetry import SuitAveraged
 from scopa_train import recipe

@@ -9,7 +9,7 @@ import pytest
 import torch
 
 from scopa_policy.features import action_inputs_np
-from scopa_policy.last_deal import LastDealConfig, LastDealNet, tokens
+from scopa_policy.last_deal_net import LastDealConfig, LastDealNet, tokens
 from scopa_policy.network import count_parameters
 from tests.helpers import import_benchmark
 from tests.test_last_deal import _decisions

@@ -16,11 +16,12 @@ LAYERS = ["scopa_env", "agents", "scopa_policy", "scopa_train", "scopa_cli"]
 
 
 def _modules(package: str) -> list[str]:
+    """The package and every module in it, subpackages included."""
     path = ROOT / package
     if not path.is_dir():
         return [package]
-    return [package] + [f"{package}.{m.name}" for m in pkgutil.iter_modules([str(path)])
-                        if m.name != "__main__"]
+    return [package] + [m.name for m in pkgutil.walk_packages([str(path)], f"{package}.")
+                        if not m.name.endswith("__main__")]
 
 
 @pytest.mark.parametrize("level", range(len(LAYERS) - 1))

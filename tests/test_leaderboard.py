@@ -1,11 +1,11 @@
-"""The readable leaderboard (``agents.leaderboard``): ranks with their uncertainty, the
+"""The readable leaderboard (``agents.evaluation.leaderboard``): ranks with their uncertainty, the
 margin against pimc, time per move, and no ranking on too few hands."""
 
 from __future__ import annotations
 
-from agents.ladder import main as ladder_main
-from agents.leaderboard import main as leaderboard_main
-from agents.leaderboard import rank_ranges, render
+from agents.evaluation.ladder import main as ladder_main
+from agents.evaluation.leaderboard import main as leaderboard_main
+from agents.evaluation.leaderboard import rank_ranges, render
 
 
 def _rating(agent: str, pts: float, lo: float, hi: float) -> dict:

@@ -33,9 +33,11 @@ def test_only_the_kit_is_importable_outside_the_checkout(tmp_path: Path) -> None
                                       'scopa_web', 'scopa_cli'])
 
 
-def test_the_gym_id_is_registered_without_importing_agents() -> None:
+def test_the_gym_id_is_registered_by_the_agents_layer_not_the_engine() -> None:
     code = ("import sys, gymnasium, scopa_env\n"
-            "spec = gymnasium.spec(scopa_env.GYM_ENV_ID)\n"
-            "print(spec.entry_point, 'agents' in sys.modules)\n")
+            "print('scopa/Scopa-v0' in gymnasium.registry)\n"
+            "import agents\n"
+            "spec = gymnasium.spec(agents.GYM_ENV_ID)\n"
+            "print(spec.entry_point, 'agents.bridges.gym_env' in sys.modules)\n")
     out = fresh_python(code)
-    assert out == "agents.gym_env:ScopaGymEnv False"
+    assert out.splitlines() == ["False", "agents.bridges.gym_env:ScopaGymEnv False"]

@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 import agents
-from agents.evaluate import evaluate
-from agents.evaluate import main as eval_main
+from agents.evaluation.evaluate import evaluate
+from agents.evaluation.evaluate import main as eval_main
 from scopa_env.play import play_match
 from scopa_env.rules import make_rules
 
@@ -205,7 +205,7 @@ def test_training_opponents_accept_any_agent_spec():
 
 
 def test_a_stateful_py_agent_as_the_training_opponent(tmp_path):
-    from agents.plugins import load_py
+    from agents.bridges.plugins import load_py
     from scopa_train import recipe
     from scopa_train.config import load_config
 

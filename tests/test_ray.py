@@ -16,8 +16,8 @@ import pytest
 import torch
 
 from agents.base import RandomAgent
-from agents.evaluate import evaluate
-from agents.ladder import ladder
+from agents.evaluation.evaluate import evaluate
+from agents.evaluation.ladder import ladder
 from scopa_policy.network import NetConfig, PolicyNet
 from scopa_train import recipe
 from scopa_train.config import ConfigError, load_config

@@ -77,7 +77,7 @@ def test_a_recipe_trains_every_stage_from_the_one_before(tiny: Path) -> None:
                                 f"{run / 'distill' / 'checkpoints' / 'final.pt'} ")
     # the run folder is an agent: its last stage's policy
     import agents
-    from agents.evaluate import evaluate
+    from agents.evaluation.evaluate import evaluate
 
     assert evaluate(agents.make_agent(f"ckpt:{run}", seed=0), "random", hands=2, seed=1).hands == 2
     # again: nothing is trained, the same run is named

@@ -41,12 +41,12 @@ def test_stages_at_their_cumulative_minute_and_reused(stages, tmp_path, monkeypa
     assert first["margin"] > 0  # the shipped network beats random
     assert len(lines) == 2 and "minute 1.5" in lines[1]
 
-    import agents.evaluate
+    import agents.evaluation.evaluate
 
     def no_games(*a, **k):
         raise AssertionError("a cached stage was played again")
 
-    monkeypatch.setattr(agents.evaluate, "evaluate", no_games)
+    monkeypatch.setattr(agents.evaluation.evaluate, "evaluate", no_games)
     report.recipe_curve(stages, out, ["random"], hands=4, seed=3, log=lambda _: None)
     assert json.loads(out.with_suffix(".json").read_text()) == doc
 
@@ -70,9 +70,9 @@ def test_bad_input_is_one_line(stages, tmp_path, capsys):
 def test_a_stop_keeps_the_results_already_played(stages, tmp_path, monkeypatch):
     """An evaluation that fails (or a Ctrl-C) part-way leaves the finished points in the
     .json, and the next run plays only what is missing."""
-    import agents.evaluate
+    import agents.evaluation.evaluate
 
-    real = agents.evaluate.evaluate
+    real = agents.evaluation.evaluate.evaluate
     calls: list[str] = []
 
     def second_fails(a, b, **k):
@@ -81,7 +81,7 @@ def test_a_stop_keeps_the_results_already_played(stages, tmp_path, monkeypatch):
             raise KeyboardInterrupt
         return real(a, b, **k)
 
-    monkeypatch.setattr(agents.evaluate, "evaluate", second_fails)
+    monkeypatch.setattr(agents.evaluation.evaluate, "evaluate", second_fails)
     out = tmp_path / "r.png"
     with pytest.raises(KeyboardInterrupt):
         report.recipe_curve(stages, out, ["random"], hands=4, seed=3, log=lambda _: None)
@@ -90,7 +90,7 @@ def test_a_stop_keeps_the_results_already_played(stages, tmp_path, monkeypatch):
     assert not list(tmp_path.glob(".*.tmp"))
 
     calls.clear()
-    monkeypatch.setattr(agents.evaluate, "evaluate",
+    monkeypatch.setattr(agents.evaluation.evaluate, "evaluate",
                         lambda a, b, **k: calls.append(a) or real(a, b, **k))
     report.recipe_curve(stages, out, ["random"], hands=4, seed=3, log=lambda _: None)
     assert calls == [f"ckpt:{stages[1]}"]  # only the missing stage is played

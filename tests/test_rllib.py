@@ -10,7 +10,7 @@ from types import ModuleType
 import numpy as np
 import pytest
 
-from agents.evaluate import evaluate
+from agents.evaluation.evaluate import evaluate
 from scopa_env.game import new_match
 from scopa_env.moves import N_ACTIONS
 from scopa_env.observation import encode, info_set

@@ -3,10 +3,11 @@
 import pytest
 
 from scopa_env.cards import card_id
-from scopa_env.game import GameState, IllegalMoveError, apply, new_match, shuffled_deck
+from scopa_env.game import GameState, IllegalMoveError, apply, new_match
 from scopa_env.moves import parse_action
 from scopa_env.rules import make_rules, parse_option
-from scopa_env.scoring import primiera, score_hand
+from scopa_env.rules.deal import shuffled_deck
+from scopa_env.rules.scoring import primiera, score_hand
 from tests.helpers import legal_texts, m, position
 
 
@@ -132,7 +133,7 @@ def test_dealer_rotates_and_rounds_are_dealt():
 
 
 def test_three_kings_redeal():
-    from scopa_env.game import needs_redeal
+    from scopa_env.rules.deal import needs_redeal
     r = make_rules("scopa")
     seed = next(sd for sd in range(5000) if needs_redeal(shuffled_deck(sd, 0, 0), r))
     s = new_match(r, seed=seed)

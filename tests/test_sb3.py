@@ -12,9 +12,8 @@ import numpy as np
 import pytest
 
 import agents
-import scopa_env
-from agents.evaluate import evaluate
-from agents.sb3_agent import SB3Agent
+from agents.bridges.sb3_agent import SB3Agent
+from agents.evaluation.evaluate import evaluate
 from scopa_env.game import apply, new_match
 from scopa_env.moves import N_ACTIONS
 from scopa_env.observation import encode_info, info_set
@@ -65,7 +64,7 @@ def test_scopa_eval_and_the_gym_env_take_the_sb3_agent(trained: Path, capsys) ->
     out = capsys.readouterr().out
     assert f"sb3:{trained}" in out and "greedy" in out
     bare = str(trained)[: -len(".zip")]  # SB3's own convention: the path without .zip
-    env = gymnasium.make(scopa_env.GYM_ENV_ID, opponent=f"sb3:{bare}", reward="points",
+    env = gymnasium.make(agents.GYM_ENV_ID, opponent=f"sb3:{bare}", reward="points",
                          episode="hand")
     assert isinstance(env.opponents[1], SB3Agent)
     obs, info = env.reset(seed=0)

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.pimc import PIMCAgent
+from agents.baselines.pimc import PIMCAgent
 from scopa_env.game import apply, new_match
 from scopa_env.moves import legal_actions
 from scopa_env.observation import decode_info, encode_info, info_set
@@ -108,7 +108,7 @@ def _die(_: object) -> None:
 
 def test_workers_that_keep_dying_stop_the_labelling_with_one_error(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    import agents.evaluate as ev
+    import agents.evaluation.evaluate as ev
 
     monkeypatch.setattr(ev, "POOL_RESTARTS", 1)
     with pytest.raises(ev.WorkersDiedError,

@@ -21,7 +21,7 @@ from scopa_policy.checkpoint import (
     policy_checkpoint,
     save_atomic,
 )
-from scopa_policy.last_deal import LastDealNet
+from scopa_policy.last_deal_net import LastDealNet
 from scopa_policy.network import PolicyNet
 from scopa_policy.symmetry import SuitAveraged
 from scopa_train import recipe

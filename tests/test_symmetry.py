@@ -1,4 +1,4 @@
-"""Suit symmetry (scopa_env.symmetry): a hand dealt with the plain suits renamed plays
+"""Suit symmetry (scopa_env.suit_maps): a hand dealt with the plain suits renamed plays
 the same, and agents that average over the views (scopa_policy.symmetry) score each view
 alike."""
 
@@ -15,7 +15,7 @@ from scopa_env.game import apply, new_match
 from scopa_env.moves import ACE_ALL_BASE, action_move
 from scopa_env.observation import encode, info_set
 from scopa_env.rules import make_rules
-from scopa_env.symmetry import (
+from scopa_env.suit_maps import (
     ACTION_MAPS,
     CARD_MAPS,
     SUIT_PERMUTATIONS,
@@ -26,7 +26,7 @@ from scopa_env.symmetry import (
 )
 from scopa_policy.agent import decision_inputs
 from scopa_policy.features import SUIT_VIEW_COLUMNS, action_inputs_np
-from scopa_policy.last_deal import LastDealNet
+from scopa_policy.last_deal_net import LastDealNet
 from scopa_policy.network import PolicyNet
 from scopa_policy.symmetry import CloseCalls, SuitAveraged, top_two_gap
 

@@ -15,7 +15,7 @@ import pytest
 import torch
 
 import agents
-from agents.evaluate import evaluate
+from agents.evaluation.evaluate import evaluate
 from scopa_env.rules import make_rules
 from scopa_env.vector import VectorScopaEnv
 from scopa_policy.agent import PolicyAgent, load_policy_agent

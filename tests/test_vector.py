@@ -17,13 +17,14 @@ import pytest
 
 from scopa_env import raw_env
 from scopa_env.cards import mask_of
-from scopa_env.episode import hand_end
-from scopa_env.game import GameState, IllegalMoveError, apply, needs_redeal, new_match
+from scopa_env.game import GameState, IllegalMoveError, apply, new_match
 from scopa_env.moves import N_ACTIONS, legal_actions
 from scopa_env.observation import encode, info_set
 from scopa_env.records import MatchRecorder, load_and_verify, verify_record
 from scopa_env.rules import make_rules
-from scopa_env.vector import VectorScopaEnv, hash_decks
+from scopa_env.rules.deal import hash_decks, needs_redeal
+from scopa_env.rules.outcome import hand_end
+from scopa_env.vector import VectorScopaEnv
 
 
 def expected_rewards(res: Any, state: GameState, reward: str, episode: str
@@ -369,7 +370,7 @@ def test_explicit_decks() -> None:
 
 def test_fast_shuffle_redeals_as_the_engine_rule() -> None:
     """The fast shuffle's array form of the three-kings rule redeals exactly the deal
-    orders that ``game.needs_redeal`` redeals: the deck dealt never needs one, the
+    orders that ``rules.deal.needs_redeal`` redeals: the deck dealt never needs one, the
     attempt before it (when there was one) did."""
     rules = make_rules("scopa", table_size=10)  # many kings on the table: many redeals
     env = VectorScopaEnv(512, rules=rules, seed=4, records=False)

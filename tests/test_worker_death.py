@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from agents import evaluate as ev
+from agents.evaluation import evaluate as ev
 
 KILLER = '''
 import os, signal

@@ -2,8 +2,8 @@
 
 The policy of ``init_from`` (a PPO run) plays rollouts as in training (the config's
 opponent pool, its moves sampled); every decision of its last deals with a choice is
-solved exactly (``agents.endgame``), until ``fit.decisions`` are collected. A
-``LastDealNet`` (``scopa_policy.last_deal``) is then fitted to them for
+solved exactly (``agents.baselines.endgame``), until ``fit.decisions`` are collected. A
+``LastDealNet`` (``scopa_policy.last_deal_net``) is then fitted to them for
 ``fit.epochs`` passes: the likelihood of the set of best moves (ties free) plus
 ``last_deal.regret_coef`` x the expected points lost, Adam with a cosine learning rate.
 A held-out share (the last deals collected) is scored after every epoch: how often the
@@ -16,7 +16,7 @@ the mover ends up with when both sides play best after that move (the solver's l
 loss. The head is dropped from the policy file: it only shapes what the scorer learns.
 
 With ``last_deal.suit_augment`` each minibatch's decisions are seen under random
-renamings of the plain suits (``scopa_env.symmetry``).
+renamings of the plain suits (``scopa_env.suit_maps``).
 
 The loop, checkpoints, stops and resume are ``scopa_train.stages.fitting``'s: the run writes
 what a PPO run does (``checkpoints/latest.pt`` every epoch and on a stop, ``final.pt``,
@@ -36,12 +36,12 @@ import numpy as np
 import torch
 from torch import nn
 
-from agents.endgame import EndgameSolver, position_from_obs
+from agents.baselines.endgame import EndgameSolver, position_from_obs
 from scopa_env.cards import N_CARDS
-from scopa_env.symmetry import ACTION_MAPS, CARD_MAPS, SUIT_PERMUTATIONS, permute_obs_rows
+from scopa_env.suit_maps import ACTION_MAPS, CARD_MAPS, SUIT_PERMUTATIONS, permute_obs_rows
 from scopa_policy.checkpoint import build_model, load_checkpoint, policy_checkpoint
 from scopa_policy.features import action_inputs_np
-from scopa_policy.last_deal import (
+from scopa_policy.last_deal_net import (
     LastDealConfig,
     LastDealNet,
     Tokens,
@@ -162,7 +162,7 @@ def _batch(data: Positions, idx: np.ndarray, suits: np.ndarray | None = None
     outcomes (M, 40): 1 where the card ends in the mover's pile, None if not
     collected). ``suits``
     (len(idx),): each decision seen under that suit permutation
-    (``scopa_env.symmetry``; exact values are unchanged by it, outcomes renamed)."""
+    (``scopa_env.suit_maps``; exact values are unchanged by it, outcomes renamed)."""
     moves, row, col = data.moves(idx)
     obs, ids = data.obs[idx], data.ids[moves]
     own = None

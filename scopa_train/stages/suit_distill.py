@@ -1,6 +1,6 @@
 """Stage kind ``suit_distill``: teach the policy network to play alike in every suit view.
 
-Cups, swords and clubs play alike (``scopa_env.symmetry``), but a network trained by PPO
+Cups, swords and clubs play alike (``scopa_env.suit_maps``), but a network trained by PPO
 on card one-hots scores the 6 renamings of a decision differently: the PPO network of
 stage 2 chooses another move in about 1 decision in 9 when its scores are averaged over
 the 6 views, and the average plays better (BENCHMARKS.md). This stage distils that
@@ -49,7 +49,7 @@ import numpy as np
 import torch
 
 from scopa_env.observation import DECK_COUNT
-from scopa_env.symmetry import SUIT_PERMUTATIONS, permute_obs_rows
+from scopa_env.suit_maps import SUIT_PERMUTATIONS, permute_obs_rows
 from scopa_policy.checkpoint import (
     CheckpointError,
     build_last_deal,
@@ -59,7 +59,7 @@ from scopa_policy.checkpoint import (
     write_atomic,
 )
 from scopa_policy.features import SUIT_VIEW_COLUMNS, Candidates
-from scopa_policy.last_deal import LastDealNet
+from scopa_policy.last_deal_net import LastDealNet
 from scopa_policy.network import PolicyNet
 from scopa_policy.symmetry import decision_table
 

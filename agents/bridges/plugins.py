@@ -8,6 +8,11 @@
 - An installed package registers names in the ``scopa.agents`` entry-point group
   (``[project.entry-points."scopa.agents"] mybot = "mybots:Bot"``); ``mybot`` and
   ``mybot:depth=3`` then work wherever a spec does. Built-in names win over entry points.
+- An entry point may name a *spec family* instead: an object with ``parse_spec(spec) ->
+  params`` (it reads its own spec grammar, e.g. ``ckpt:PATH``) and ``usage`` (its line in
+  the list of known agents); called as ``family(seed=..., **params)`` it builds an agent
+  that carries its own canonical ``spec``. The layers above register their agents this
+  way (``scopa_policy.specs``: ``ckpt:`` and ``pretrained``).
 
 Parameter values are read as integers, numbers, ``true`` / ``false`` or text; a class
 with the built-in ``PARAMS`` table (a ``BaseAgent`` subclass) gets them typed and
@@ -29,7 +34,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from .base import Agent, BaseAgent
+from ..base import Agent, BaseAgent
 
 PREFIX = "py"
 GROUP = "scopa.agents"
@@ -140,11 +145,25 @@ def entry_points() -> dict[str, importlib.metadata.EntryPoint]:
     return {ep.name: ep for ep in importlib.metadata.entry_points(group=GROUP)}
 
 
+def is_family(obj: Any) -> bool:
+    """Whether an entry point's object is a spec family (it parses its own spec)."""
+    return callable(getattr(obj, "parse_spec", None)) and isinstance(
+        getattr(obj, "usage", None), str)
+
+
 def entry_point_lines(builtin: set[str]) -> list[str]:
-    """One line per registered agent name (for the list of known agents)."""
+    """One line per registered agent name (for the list of known agents): a spec
+    family's ``usage``, else where the name comes from."""
     out = []
     for name, ep in sorted(entry_points().items()):
         if name in builtin:
+            continue
+        try:
+            obj = ep.load()
+        except Exception:  # listed by its origin; building it names the error
+            obj = None
+        if obj is not None and is_family(obj):
+            out.append(obj.usage)
             continue
         dist = getattr(ep, "dist", None)
         origin = f"from {dist.name}" if dist is not None else ep.value
@@ -199,7 +218,9 @@ def _takes_seed(obj: Any) -> bool:
 
 
 def build(spec: str, obj: Any, params: dict[str, Any], seed: int | None) -> Agent:
-    """Call the class or factory ``obj`` and check that it made an agent."""
+    """Call the class, factory or spec family ``obj`` and check that it made an agent."""
+    if is_family(obj):  # its errors are one-line ValueErrors; the agent keeps its spec
+        return obj(seed=seed, **params)
     if not callable(obj):
         raise ValueError(f"agent spec {spec!r} names a {type(obj).__name__}, not an agent "
                          f"class or a factory (seed, **params) -> agent")
@@ -229,7 +250,10 @@ def resolve(spec: str, builtin: set[str]) -> tuple[Any, dict[str, Any]] | None:
     if name == PREFIX:
         obj, raw = load_py(spec)
     elif name not in builtin and name in entry_points():
-        obj, raw = load_entry_point(spec, name), parse_params(spec, rest)
+        obj = load_entry_point(spec, name)
+        if is_family(obj):
+            return obj, obj.parse_spec(spec)
+        raw = parse_params(spec, rest)
     else:
         return None
     return obj, typed_params(spec, obj, raw)

@@ -1,5 +1,5 @@
 """The agent spec ``sb3:PATH``: a Stable-Baselines3 ``MaskablePPO`` model (sb3-contrib)
-trained on ``scopa/Scopa-v0`` (``agents.gym_env``), playing the arg-max of its masked
+trained on ``scopa/Scopa-v0`` (``agents.bridges.gym_env``), playing the arg-max of its masked
 policy. sb3-contrib is an optional extra (``pip install -e .[sb3]``), imported only when
 such an agent is built."""
 

@@ -1,4 +1,4 @@
-"""The evaluator's typed results: what ``agents.evaluate.evaluate`` returns.
+"""The evaluator's typed results: what ``agents.evaluation.evaluate.evaluate`` returns.
 
 ``EvalResult.to_json()`` is the JSON object of ``scopa eval --json`` (evaluation.md),
 ``EvalResult.from_json`` reads one back (the ladder's cached pairs).

@@ -40,7 +40,15 @@ from typing import Any
 
 import numpy as np
 
-from scopa_env.commands import (
+from scopa_env.episode import check_seed
+from scopa_env.game import GameState, IllegalMoveError, apply, new_match
+from scopa_env.observation import info_set
+from scopa_env.play import derive_seed, has_reset
+from scopa_env.rules import Rules, add_rules_args, parse_option, resolve_rules
+from scopa_env.rules.scoring import POINT_KEYS
+
+from ..base import Agent, BaseAgent, PerGame
+from ..commands import (
     Parser,
     ignore_interrupts,
     non_negative_int,
@@ -49,14 +57,6 @@ from scopa_env.commands import (
     seed_arg,
     writable_file,
 )
-from scopa_env.episode import check_seed
-from scopa_env.game import GameState, IllegalMoveError, apply, new_match
-from scopa_env.observation import info_set
-from scopa_env.play import derive_seed, has_reset
-from scopa_env.rules import Rules, add_rules_args, parse_option, resolve_rules
-from scopa_env.scoring import POINT_KEYS
-
-from .base import Agent, BaseAgent, PerGame
 from .results import Category, EvalResult, Matches, PointsPerHand, Timing
 from .stats import mean_ci, quantiles_ms, wilson
 
@@ -101,7 +101,7 @@ def build_agent(agent: AgentLike, seed: int) -> Agent:
     a factory is called with it, an agent object is deep-copied (so what one copy
     remembers never reaches another)."""
     if isinstance(agent, str):
-        from . import make_agent
+        from .. import make_agent
         return make_agent(agent, seed=seed)
     if _is_object(agent):
         try:
@@ -129,7 +129,7 @@ def _batched(agent: Agent) -> bool:
 def _canonical(agent: AgentLike) -> str:
     """A spec with every parameter spelled out (``pimc`` -> ``pimc:worlds=12,depth=5``)."""
     if isinstance(agent, str):
-        from . import check_spec
+        from .. import check_spec
         return check_spec(agent)
     return spec_of(agent)
 
@@ -257,7 +257,7 @@ def evaluate(spec_a: AgentLike, spec_b: AgentLike, *, hands: int, seed: int,
     picklable factories ``seed -> agent``. ``players=None`` keeps the rule set's.
     ``on_progress(done, total)`` is called after each unit with the paired deals and
     matches finished so far. ``backend="ray"`` plays the units as Ray tasks
-    (``agents.ray_eval``; the same results)."""
+    (``agents.evaluation.ray_eval``; the same results)."""
     if hands < 1:
         raise ValueError(f"hands must be at least 1, got {hands}")
     seed = check_seed(seed, "the evaluation seed")
@@ -311,7 +311,7 @@ def run_units(jobs: Sequence[UnitJob], workers: int, backend: str = "local"
     if backend == "ray":
         from .ray_eval import run_units as run_on_ray
 
-        yield from run_on_ray(jobs)
+        yield from run_on_ray(play_unit, jobs)
         return
     if workers == 1:
         for job in jobs:

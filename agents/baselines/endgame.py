@@ -8,9 +8,10 @@ final points margin (own team minus other, scope included) under best play by bo
 sides from there on; ``move_outcomes`` the mover's final pile on that line (which of
 the cards in play each move wins, a training target of ``scopa_train.last_deal``).
 
-The legal moves are the engine's (``legal_actions``) and so is the scoring
-(``score_hand``); ``_play`` below is ``scopa_env.game.apply`` on a compact state. Every
-move's value equals the engine's own alpha-beta search (``agents.pimc``, stepping with
+The rules are the engine's: legal moves (``legal_actions``), what a move takes and the
+scopa predicate (``scopa_env.rules.capture``), the scoring (``score_hand``); ``_play``
+below is ``scopa_env.game.apply``'s bookkeeping on a compact state. Every
+move's value equals the engine's own alpha-beta search (``agents.baselines.pimc``, stepping with
 ``apply``, exact to the end of the hand) on random last deals under six rule
 configurations (``tests/test_endgame.py``).
 
@@ -26,7 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
-from scopa_env.moves import ACE_ALL_BASE, ACTION_CAPTURE, ACTION_CARD_LIST, legal_actions
+from scopa_env.moves import ACE_ALL_BASE, ACTION_CARD_LIST, legal_actions
 from scopa_env.observation import (
     DECK_COUNT,
     HAND,
@@ -41,7 +42,8 @@ from scopa_env.observation import (
     card_mask,
 )
 from scopa_env.rules import Rules
-from scopa_env.scoring import score_hand
+from scopa_env.rules.capture import captured, give_leftover, is_scopa
+from scopa_env.rules.scoring import score_hand
 
 # a position: (mover's hand, other hand, table, mover's pile, other pile,
 #              mover's scope - other's, last capturer: 1 mover, -1 other, 0 nobody)
@@ -67,6 +69,8 @@ def is_last_deal(obs: np.ndarray, players: int) -> np.ndarray:
     return obs[:, DECK_COUNT.start] == 0
 
 
+_LAST_TEAM = {1: 0, -1: 1, 0: None}  # a position's last capturer (mover 1, other -1) as a team
+
 class EndgameSolver:
     """Exact move values of 2-player last deals under one rules configuration."""
 
@@ -91,26 +95,22 @@ class EndgameSolver:
         moves next), and whether that ended the hand (then the table has gone to the
         last capturer and the position is final)."""
         me, other, table, p_me, p_other, scope, last = pos
-        if action >= ACE_ALL_BASE:
-            card, capture, takes_all = ACTION_CARD_LIST[action], table, True
-        else:
-            card, capture, takes_all = ACTION_CARD_LIST[action], ACTION_CAPTURE[action], False
+        card, capture, takes_all = (ACTION_CARD_LIST[action], captured(action, table),
+                                    action >= ACE_ALL_BASE)
         me &= ~(1 << card)
         last_play = not me and not other
         if capture:
             table &= ~capture
             p_me |= capture | (1 << card)
             last = 1
-            if not table and not takes_all and (not last_play or self._last_play_scopa):
+            if is_scopa(True, table, takes_all, last_play, self._last_play_scopa):
                 scope += 1
         else:
             table |= 1 << card
-        if last_play:
-            if last == 1:
-                p_me |= table
-            elif last == -1:
-                p_other |= table
-            table = 0
+        if last_play:  # piles by team seen from the mover: 0 the mover's, 1 the other's
+            piles = [p_me, p_other]
+            give_leftover(piles, _LAST_TEAM[last], table)
+            (p_me, p_other), table = piles, 0
         return (other, me, table, p_other, p_me, -scope, -last), last_play
 
     def _final(self, pos: Position) -> int:

@@ -2,7 +2,7 @@
 
 Every evaluation uses the same fixed seed, so successive points of a curve are played
 on the same deals (evaluation.md: paired, seat-swapped hands). The rating is an Elo
-(Bradley–Terry, ``agents.stats.bradley_terry``) fit on the evaluator's matches won,
+(Bradley–Terry, ``agents.evaluation.stats.bradley_terry``) fit on the evaluator's matches won,
 anchored at ``random`` = 0: each baseline's own rating is measured once per run against
 ``random`` (``calibrate``), and the policy's rating is the maximum-likelihood value given
 its results against every baseline, their ratings held fixed.
@@ -15,8 +15,8 @@ from typing import Any
 
 import numpy as np
 
-from agents.results import EvalResult
-from agents.stats import bradley_terry
+from agents.evaluation.results import EvalResult
+from agents.evaluation.stats import bradley_terry
 from scopa_policy.network import PolicyNet
 
 Status = Callable[[str], None]
@@ -44,7 +44,7 @@ def rating_against(results: list[tuple[float, EvalResult]]) -> float:
 def run_evaluator(a: Any, b: Any, *, hands: int, seed: int, rules: str, players: int,
                   options: dict[str, Any], workers: int = 1,
                   on_progress: Callable[[int, int], None] | None = None) -> EvalResult:
-    from agents.evaluate import evaluate
+    from agents.evaluation.evaluate import evaluate
 
     return evaluate(a, b, hands=hands, seed=seed, rules=rules, players=players,
                     workers=workers, options=options or None, progress=False,

@@ -1,4 +1,5 @@
-"""Command-line plumbing shared by every command of the kit (``scopa ...``, ``train.py``).
+"""Command-line plumbing shared by every command of the kit (``scopa ...``, ``train.py``):
+above the engine, which has no command line.
 
 A bad argument or input gets one line on stderr that names it and what is allowed,
 and a non-zero exit status; never a traceback:
@@ -7,8 +8,8 @@ and a non-zero exit status; never a traceback:
   (one line, with a pointer to ``--help``) instead of printing usage and exiting;
 - ``positive_int`` / ``non_negative_int`` / ``seed_arg``: argument types with clear
   messages;
-- ``writable_file(path, what)``: refuse an output path that cannot be written, before
-  any work starts;
+- ``writable_file(path, what)`` (``scopa_env.files``, re-exported): refuse an output
+  path that cannot be written, before any work starts;
 - ``run(prog, fn)``: call ``fn()`` and turn the errors a user can cause (bad input,
   files, Ctrl-C) into that one line and an exit status.
 """
@@ -21,7 +22,12 @@ import secrets
 import signal
 import sys
 from collections.abc import Callable
-from pathlib import Path
+
+from scopa_env.files import writable_file
+
+__all__ = ["INTERRUPTED", "MAX_SEED", "Parser", "UsageError", "describe", "fail",
+           "fresh_seed", "ignore_interrupts", "non_negative_int", "positive_int", "run",
+           "seed_arg", "writable_file"]
 
 INTERRUPTED = 130  # the shell's status for a command stopped by Ctrl-C (128 + SIGINT)
 
@@ -76,20 +82,6 @@ def seed_arg(text: str) -> int:
     if not 0 <= v <= MAX_SEED:
         raise argparse.ArgumentTypeError(f"must be in 0..{MAX_SEED} or 'fresh', got {v}")
     return v
-
-
-def writable_file(path: str | os.PathLike, what: str = "output file") -> Path:
-    """``path`` if a file can be created or replaced there, else ``ValueError`` naming
-    the problem (missing folder, a folder in the way, no permission)."""
-    p = Path(path)
-    folder = p.parent if str(p.parent) else Path(".")
-    if p.is_dir():
-        raise ValueError(f"{what} {p} is a folder, not a file")
-    if not folder.is_dir():
-        raise ValueError(f"cannot write {what} {p}: folder {folder} does not exist")
-    if not os.access(folder, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        raise ValueError(f"cannot write {what} {p}: permission denied")
-    return p
 
 
 def describe(e: BaseException) -> str:

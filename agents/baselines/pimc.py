@@ -39,9 +39,9 @@ from scopa_env.game import GameState, apply
 from scopa_env.moves import ACE_ALL_BASE, ACTION_CAPTURE, legal_actions
 from scopa_env.observation import InfoSet
 from scopa_env.rules import Rules
-from scopa_env.scoring import napola_run
+from scopa_env.rules.scoring import CARTE_MAJORITY, DENARI_MAJORITY, napola_run
 
-from .base import BaseAgent
+from ..base import BaseAgent
 
 INF = float("inf")
 PRIMIERA_SCALE = 6.0  # primiera sum difference worth tanh(1) ~ 0.76 of the point
@@ -66,28 +66,30 @@ def _pairs_distribution(r: int) -> list[float]:
 
 
 def _carte_table() -> list[list[float]]:
-    """CARTE[a][b]: P(side A ends with > 20 cards) - P(side B does), A holding a and B
+    """CARTE[a][b]: P(side A ends with the carte majority) - P(side B does), A holding a and B
     b cards (``_pairs_distribution`` for the rest)."""
     out = [[0.0] * (N_CARDS + 1) for _ in range(N_CARDS + 1)]
     for a in range(N_CARDS + 1):
         for b in range(N_CARDS + 1 - a):
             r = N_CARDS - a - b
             dist = _pairs_distribution(r)
-            pa = sum(p for x, p in enumerate(dist) if a + x > 20)
-            pb = sum(p for x, p in enumerate(dist) if b + r - x > 20)
+            pa = sum(p for x, p in enumerate(dist) if a + x >= CARTE_MAJORITY)
+            pb = sum(p for x, p in enumerate(dist) if b + r - x >= CARTE_MAJORITY)
             out[a][b] = pa - pb
     return out
 
 
 def _denari_table() -> list[list[float]]:
-    """DENARI[a][b]: P(A ends with > 5 coins) - P(B does), each remaining coin going
+    """DENARI[a][b]: P(A ends with the denari majority) - P(B does), each remaining coin going
     to either side with probability 1/2."""
     out = [[0.0] * 11 for _ in range(11)]
     for a in range(11):
         for b in range(11 - a):
             r = 10 - a - b
-            pa = sum(math.comb(r, k) for k in range(r + 1) if a + k > 5) / 2 ** r
-            pb = sum(math.comb(r, k) for k in range(r + 1) if b + (r - k) > 5) / 2 ** r
+            pa = sum(math.comb(r, k) for k in range(r + 1)
+                     if a + k >= DENARI_MAJORITY) / 2 ** r
+            pb = sum(math.comb(r, k) for k in range(r + 1)
+                     if b + (r - k) >= DENARI_MAJORITY) / 2 ** r
             out[a][b] = pa - pb
     return out
 

@@ -1,6 +1,6 @@
 """Evaluation on Ray (``scopa eval ... --backend ray``, ``scopa ladder ... --backend ray``).
 
-The evaluator's units of work (``agents.evaluate.UnitJob``: a few paired deals or
+The evaluator's units of work (``agents.evaluation.evaluate.UnitJob``: a few paired deals or
 matches, both seatings, with agents seeded from the unit) become Ray tasks, one CPU
 each, spread over the cluster; the results are summarised exactly as the local ones,
 so every figure but the timings equals the local run with the same seed.
@@ -16,7 +16,7 @@ the Ray backend is asked for. ``connect`` is shared with the trainer's Ray rollo
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 TASK_RETRIES = 3
@@ -63,13 +63,13 @@ def unwrap(ray: Any, err: Exception) -> Exception:
         isinstance(cause, Exception) else err
 
 
-def run_units(jobs: Sequence[Any], address: str | None = None) -> Iterator[Any]:
-    """Play the units of work as Ray tasks; each unit's result as it finishes (in any
-    order, like the process pool)."""
-    from .evaluate import play_unit
-
+def run_units(play: Callable[[Any], Any], jobs: Sequence[Any], address: str | None = None
+              ) -> Iterator[Any]:
+    """``play(job)`` for each unit of work as Ray tasks (``play``: a deterministic
+    module-level function, ``agents.evaluation.evaluate.play_unit``); each unit's result as it
+    finishes (in any order, like the process pool)."""
     ray = connect(address)
-    task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(play_unit)
+    task = ray.remote(num_cpus=1, max_retries=TASK_RETRIES)(play)
     pending = [task.remote(job) for job in jobs]
     try:
         while pending:

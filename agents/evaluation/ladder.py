@@ -1,6 +1,6 @@
 """Round-robin ladder: ``scopa ladder SPEC ... --hands N --out DIR``.
 
-Every pair of agents is evaluated with ``agents.evaluate.evaluate`` (paired,
+Every pair of agents is evaluated with ``agents.evaluation.evaluate.evaluate`` (paired,
 seat-swapped deals and matches). Two ratings are fitted, both anchored at
 ``random`` = 0 (or at the first agent when ``random`` is not in the ladder):
 
@@ -12,7 +12,7 @@ seat-swapped deals and matches). Two ratings are fitted, both anchored at
 
 ``DIR`` receives ``ratings.csv``, ``ratings.json`` (ratings, pairwise results and the
 parameters), ``ladder.md``, ``ladder.png`` and ``README.md``, the leaderboard
-(``agents.leaderboard``: ranks with their uncertainty, the margin against ``pimc``,
+(``agents.evaluation.leaderboard``: ranks with their uncertainty, the margin against ``pimc``,
 time per move); each pair's full evaluation is kept
 in ``DIR/pairs/`` and reused when the ladder is re-run with the same parameters (and,
 for learned agents, the same weights: their ``fingerprint(rules)``).
@@ -31,9 +31,9 @@ from typing import Any
 
 import numpy as np
 
-from scopa_env.commands import Parser, run
 from scopa_env.rules import Rules, resolve_rules
 
+from ..commands import Parser, run
 from . import leaderboard
 from .evaluate import (
     _canonical,

@@ -2,7 +2,7 @@
 
 ```python
 import gymnasium
-import scopa_env  # registers scopa/Scopa-v0
+import agents  # registers scopa/Scopa-v0
 
 env = gymnasium.make("scopa/Scopa-v0", opponent="expert", reward="points", episode="hand")
 obs, info = env.reset(seed=42)
@@ -47,15 +47,16 @@ import numpy as np
 from gymnasium import spaces
 
 from scopa_env.env import render_text
-from scopa_env.episode import EPISODES, REWARDS, check_choice, hand_end
+from scopa_env.episode import EPISODES, REWARDS, check_choice
 from scopa_env.game import GameState, StepResult, apply, new_match, raise_illegal
 from scopa_env.moves import N_ACTIONS, legal_actions
 from scopa_env.observation import OBS_DIM, encode, info_set
 from scopa_env.play import start_deal
 from scopa_env.rules import Rules, make_rules
+from scopa_env.rules.outcome import hand_end
 
-from . import check_spec, make_agent
-from .base import Agent
+from .. import check_spec, make_agent
+from ..base import Agent
 
 ILLEGAL = ("lose", "raise")
 AgentSpec = str | Agent

@@ -12,7 +12,8 @@ come with their uncertainty:
   1,000 for a claim) the page says the order is not settled and gives no ranks.
 
 ``render(doc)`` turns a ladder's ``ratings.json`` document into the page;
-``python -m agents.leaderboard DIR`` rewrites ``DIR/README.md`` from ``DIR/ratings.json``.
+``python -m agents.evaluation.leaderboard DIR`` rewrites ``DIR/README.md`` from
+``DIR/ratings.json``.
 """
 
 from __future__ import annotations
@@ -58,7 +59,7 @@ def _timing(doc: dict[str, Any]) -> dict[str, dict[str, float]]:
 
 
 def _reference(doc: dict[str, Any]) -> str | None:
-    from . import check_spec
+    from .. import check_spec
 
     ref = check_spec(REFERENCE)
     return ref if ref in (r["agent"] for r in doc["ratings"]) else None
@@ -154,10 +155,11 @@ def write(out: Path, doc: dict[str, Any]) -> Path:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """``python -m agents.leaderboard DIR``: rewrite DIR/README.md from DIR/ratings.json."""
-    from scopa_env.commands import Parser, run
+    """``python -m agents.evaluation.leaderboard DIR``: rewrite DIR/README.md from
+    DIR/ratings.json."""
+    from ..commands import Parser, run
 
-    p = Parser(prog="python -m agents.leaderboard",
+    p = Parser(prog="python -m agents.evaluation.leaderboard",
                description="Rewrite a ladder folder's README.md from its ratings.json.")
     p.add_argument("dir", metavar="DIR", help="a folder written by scopa ladder --out")
 
@@ -171,7 +173,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"wrote {write(Path(args.dir), doc)}")
         return 0
 
-    return run("python -m agents.leaderboard", command, top_level=argv is None)
+    return run("python -m agents.evaluation.leaderboard", command, top_level=argv is None)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,167 @@
+"""Dealing: the deal order of a hand, the opening table and the three-kings redeal; the
+per-game form (one deck, Python ints) and the array form (many decks at once) side by
+side.
+
+A hand deals ``players * hand_size`` cards one at a time from the seat after the dealer,
+then ``table_size`` cards face up (the opening table), then a round of hands each time
+every hand is empty. With ``redeal_three_kings`` a deal whose opening table holds
+``REDEAL_KINGS`` kings or more is shuffled again (the next *attempt*).
+
+Shuffles: ``shuffled_deck`` (numpy's generator seeded with (match seed, hand, attempt),
+the per-game engine and ``shuffle="engine"``) and ``hash_decks`` (a counter-based hash of
+the same triple, for many games at once: ``shuffle="fast"``); they give different orders.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ..cards import N_CARDS, RANK, RANK_MASK, card_id
+from .options import Rules
+
+REDEAL_KINGS = 3  # kings on the opening table that redeal it
+KINGS = RANK_MASK[10]
+_KING_NP = np.array(RANK, dtype=np.int64) == 10
+U64 = np.uint64
+_CARD_BIT = np.array([1 << c for c in range(N_CARDS)], dtype=U64)
+
+
+def first_dealer(players: int) -> int:
+    """The dealer of a match's first hand: the last seat."""
+    return players - 1
+
+
+def next_dealer(dealer: Any, players: int) -> Any:
+    """The dealer of the next hand (an int, or an array of them)."""
+    return (dealer + 1) % players
+
+
+def first_seat(dealer: Any, players: int) -> Any:
+    """The seat dealt to first in each round, and first to play: the one after the
+    dealer (an int, or an array of them)."""
+    return (dealer + 1) % players
+
+
+def deal_round(cards: Sequence[int], players: int) -> list[int]:
+    """The hands one round deals from ``cards`` (``players * hand_size`` card ids in deal
+    order), by seat counted from the first seat: card ``i`` goes to the ``i mod players``-th."""
+    hands = [0] * players
+    for i, c in enumerate(cards):
+        hands[i % players] |= 1 << c
+    return hands
+
+
+def shuffled_deck(seed: int, hand_index: int, attempt: int) -> tuple[int, ...]:
+    """The deal order of a hand, from (match seed, hand number, redeal attempt)."""
+    rng = np.random.default_rng([seed, hand_index, attempt])
+    return tuple(int(c) for c in rng.permutation(N_CARDS))
+
+
+def parse_deck(deck: Any) -> tuple[int, ...]:
+    """A deck given as card ids or text codes; checks it is all 40 cards once."""
+    cards = tuple(card_id(c) if isinstance(c, str) else int(c) for c in deck)
+    if len(cards) != N_CARDS or len(set(cards)) != N_CARDS or not all(
+        0 <= c < N_CARDS for c in cards
+    ):
+        raise ValueError(f"a deck must hold each of the 40 cards exactly once, got {len(cards)} "
+                         f"entries with {len(set(cards))} distinct")
+    return cards
+
+
+def opening_table(deck: tuple[int, ...], rules: Rules) -> int:
+    """The opening table's cards (a mask): the ``table_size`` cards after the first round."""
+    start = rules.players * rules.hand_size
+    m = 0
+    for c in deck[start:start + rules.table_size]:
+        m |= 1 << c
+    return m
+
+
+def needs_redeal(deck: tuple[int, ...], rules: Rules) -> bool:
+    """Whether ``redeal_three_kings`` redeals this deal order (three or more kings on
+    the opening table)."""
+    return rules.redeal_three_kings and \
+        (opening_table(deck, rules) & KINGS).bit_count() >= REDEAL_KINGS
+
+
+def deal_order(seed: int, hand_index: int, rules: Rules) -> tuple[tuple[int, ...], int]:
+    """The deal order of hand ``hand_index`` of the match seeded ``seed``: shuffled
+    again (the next redeal attempt) as long as the three-kings rule redeals it; with
+    the number of redeals."""
+    attempt = 0
+    deck = shuffled_deck(seed, hand_index, attempt)
+    while needs_redeal(deck, rules):
+        attempt += 1
+        deck = shuffled_deck(seed, hand_index, attempt)
+    return deck, attempt
+
+
+def played_deck(deck: Any, rules: Rules) -> tuple[int, ...]:
+    """A given deal order (card ids or codes) checked as one that was played: all 40
+    cards once, and not one that the three-kings rule redeals."""
+    d = parse_deck(deck)
+    if needs_redeal(d, rules):
+        raise ValueError("this deck puts three or more kings on the opening table, which "
+                         "redeal_three_kings redeals: give the deck of the deal played")
+    return d
+
+
+# -- the array form -----------------------------------------------------------------------
+def deal_round_np(cards: np.ndarray, players: int) -> np.ndarray:
+    """``deal_round`` of many deals: ``(G, players * hand_size)`` int64 card ids ->
+    ``(G, players)`` uint64 hands, by seat counted from the first seat."""
+    bits = _CARD_BIT.take(cards)
+    dealt = bits[:, :players].copy()
+    for j in range(1, cards.shape[1] // players):
+        dealt |= bits[:, j * players:(j + 1) * players]
+    return dealt
+
+
+def opening_cards_np(decks: np.ndarray, rules: Rules) -> np.ndarray:
+    """The opening table's card ids of many deal orders: ``(G, 40)`` -> ``(G, table_size)``."""
+    start = rules.players * rules.hand_size
+    return decks[:, start:start + rules.table_size]
+
+
+def needs_redeal_np(decks: np.ndarray, rules: Rules) -> np.ndarray:
+    """``needs_redeal`` of many deal orders ``(G, 40)`` card ids -> ``(G,)`` bool."""
+    if not rules.redeal_three_kings or rules.table_size < REDEAL_KINGS:
+        return np.zeros(len(decks), bool)
+    return _KING_NP[opening_cards_np(decks, rules)].sum(1) >= REDEAL_KINGS
+
+
+def mix64(x: np.ndarray) -> np.ndarray:
+    """splitmix64 finaliser on a uint64 array (wrapping arithmetic)."""
+    x = np.asarray(x, dtype=U64) + U64(0x9E3779B97F4A7C15)
+    x = (x ^ (x >> U64(30))) * U64(0xBF58476D1CE4E5B9)
+    x = (x ^ (x >> U64(27))) * U64(0x94D049BB133111EB)
+    return x ^ (x >> U64(31))
+
+
+def hash_decks(match_seeds: np.ndarray, hand_index: np.ndarray, attempt: np.ndarray
+               ) -> np.ndarray:
+    """Deal orders ``(G, 40)`` int8 for ``shuffle="fast"``: a permutation keyed by a
+    hash of (match seed, hand index, redeal attempt, card)."""
+    base = mix64(mix64(np.asarray(match_seeds, dtype=U64))
+                 ^ mix64(np.asarray(hand_index, dtype=U64) * U64(0x10001)
+                         + np.asarray(attempt, dtype=U64) + U64(0x5EED)))
+    keys = mix64(base[:, None] + np.arange(N_CARDS, dtype=U64)[None, :]
+                 * U64(0xD1B54A32D192ED03))
+    return np.argsort(keys, axis=1, kind="stable").astype(np.int8)
+
+
+def hash_deal_orders(match_seeds: np.ndarray, hand_index: np.ndarray, rules: Rules
+                     ) -> tuple[np.ndarray, np.ndarray]:
+    """``deal_order`` of many hands with ``hash_decks``: ``(G, 40)`` deal orders and the
+    number of redeals of each."""
+    attempts = np.zeros(len(match_seeds), np.int64)
+    decks = hash_decks(match_seeds, hand_index, attempts)
+    redo = needs_redeal_np(decks, rules)
+    while redo.any():
+        attempts[redo] += 1
+        decks[redo] = hash_decks(match_seeds[redo], hand_index[redo], attempts[redo])
+        redo &= needs_redeal_np(decks, rules)
+    return decks, attempts

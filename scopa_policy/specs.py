@@ -1,0 +1,77 @@
+"""The learned agents' spec strings, registered in the agents layer's ``scopa.agents``
+entry-point group (pyproject.toml): ``ckpt:PATH`` and ``pretrained[:endgame=...,suits=...]``.
+
+Each is a *spec family* (``agents.bridges.plugins``): it reads its own spec (``parse_spec``),
+names itself in the list of known agents (``usage``) and, called with a seed and the
+parameters, builds the agent with ``scopa_policy.agent.load_policy_agent``. This module
+imports neither torch nor the network: checking a spec stays cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .modes import DEFAULT_SUITS, PLAY_MODES
+
+
+def _load_policy_agent(spec: str) -> Callable[..., Any]:
+    try:  # torch and the network, loaded only to build a learned agent
+        from .agent import load_policy_agent
+    except ImportError as e:
+        raise ValueError(f"agent spec {spec!r} needs scopa_policy (trained policies, with "
+                         f"torch), which could not be imported: {e}") from e
+    return load_policy_agent
+
+
+def parse_checkpoint(spec: str) -> dict[str, Any]:
+    """``ckpt:PATH`` -> ``{"path": PATH}`` (the path may hold colons)."""
+    name, _, rest = spec.strip().partition(":")
+    if not rest.strip():
+        raise ValueError(f"agent spec '{name.strip()}:' needs a path: {name.strip()}:PATH")
+    return {"path": rest.strip()}
+
+
+def parse_pretrained(spec: str) -> dict[str, Any]:
+    """``pretrained:endgame=exact,suits=all`` -> ``{"endgame": "exact", "suits": "all"}``."""
+    params = {}
+    rest = spec.strip().partition(":")[2]
+    for item in filter(None, (x.strip() for x in rest.split(","))):
+        key, _, raw = (x.strip() for x in item.partition("="))
+        if raw not in PLAY_MODES.get(key, ()):
+            allowed = ", ".join(f"{k}={'|'.join(v)}" for k, v in PLAY_MODES.items())
+            raise ValueError(f"agent 'pretrained' takes the parameters {allowed}; got "
+                             f"{item!r} in {spec!r}")
+        params[key] = raw
+    return params
+
+
+@dataclass(frozen=True)
+class LearnedFamily:
+    """A learned agent's spec family: ``parse_spec``, ``usage`` and the build call."""
+
+    name: str
+    usage: str
+    parse: Callable[[str], dict[str, Any]]
+
+    def parse_spec(self, spec: str) -> dict[str, Any]:
+        return self.parse(spec)
+
+    def __call__(self, seed: int | None = None, path: str | None = None,
+                 endgame: str = "net", suits: str = DEFAULT_SUITS) -> Any:
+        load = _load_policy_agent(self.name if path is None else f"{self.name}:{path}")
+        return load(path, seed=seed, endgame=endgame, suits=suits)
+
+
+CHECKPOINT = LearnedFamily(
+    "ckpt", "ckpt:PATH  (a trained policy: checkpoint file or run directory)",
+    parse_checkpoint)
+PRETRAINED = LearnedFamily(
+    "pretrained",
+    "pretrained[:endgame=exact][,suits=close|last_deal|all|none]  (the shipped trained "
+    "policy; endgame=exact: the last deal of a 2-player hand played exactly; suits: which "
+    "decisions average the 6 suit-renamed views)", parse_pretrained)
+
+__all__ = ["CHECKPOINT", "PRETRAINED", "LearnedFamily", "parse_checkpoint",
+           "parse_pretrained"]
