@@ -32,6 +32,7 @@ from typing import Any
 import numpy as np
 
 from scopa_env.commands import Parser, run
+from scopa_env.files import file_errors, write_atomic
 from scopa_env.rules import Rules, resolve_rules
 
 from . import leaderboard
@@ -77,8 +78,9 @@ def run_pairs(specs: Sequence[str], *, hands: int, seed: int, out: Path, rules: 
         res = evaluate(a, b, hands=hands, seed=seed, rules=rules, players=players,
                        workers=workers, options=options, progress=progress, matches=matches,
                        backend=backend)
-        path.write_text(json.dumps({"params": params, "result": res.to_json()}, indent=1)
-                        + "\n", encoding="utf-8")
+        text = json.dumps({"params": params, "result": res.to_json()}, indent=1) + "\n"
+        with file_errors(path, "write the pair's result to"):
+            write_atomic(text.encode("utf-8"), path)  # a ladder run at once reads it whole
         if log:
             p = res.points_per_hand
             print(f"{res.a} vs {res.b}: {p.margin:+.3f} [{p.ci95[0]:+.3f}, {p.ci95[1]:+.3f}] "
