@@ -31,7 +31,7 @@ from typing import Any
 
 import numpy as np
 
-from scopa_env.commands import Parser, run
+from scopa_env.commands import Parser, run, writable_file
 from scopa_env.files import file_errors, write_atomic
 from scopa_env.rules import Rules, resolve_rules
 
@@ -60,7 +60,8 @@ def run_pairs(specs: Sequence[str], *, hands: int, seed: int, out: Path, rules: 
               log: Any = None, backend: str = "local") -> list[EvalResult]:
     """Evaluate every pair (cached in ``out/pairs``); one result per pair, in order."""
     pairs_dir = out / "pairs"
-    pairs_dir.mkdir(parents=True, exist_ok=True)
+    with file_errors(pairs_dir, "create the ladder's pairs folder"):
+        pairs_dir.mkdir(parents=True, exist_ok=True)
     results = []
     for i, j in combinations(range(len(specs)), 2):
         a, b = specs[i], specs[j]
@@ -154,8 +155,8 @@ def fit(names: Sequence[str], results: Sequence[EvalResult]) -> dict[str, Any]:
 def write_outputs(out: Path, table: dict[str, Any], meta: dict[str, Any],
                   results: Sequence[EvalResult]) -> None:
     """ratings.csv, ratings.json, ladder.md and ladder.png in ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "ratings.csv", "w", newline="", encoding="utf-8") as f:
+    with file_errors(out / "ratings.csv", "write the ratings to"), \
+            open(out / "ratings.csv", "w", newline="", encoding="utf-8") as f:
         w = csv.writer(f)
         w.writerow(["rank", "agent", "elo", "elo_ci95_low", "elo_ci95_high",
                     "points_per_hand_vs_anchor", "points_ci95_low", "points_ci95_high",
@@ -166,10 +167,14 @@ def write_outputs(out: Path, table: dict[str, Any], meta: dict[str, Any],
                         f"{r['points_ci95'][0]:.3f}", f"{r['points_ci95'][1]:.3f}",
                         r["matches_won"], r["matches_played"]])
     doc = {**meta, **table, "evaluations": [r.to_json() for r in results]}
-    (out / "ratings.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    (out / "ladder.md").write_text(markdown(table, meta, results), encoding="utf-8")
-    leaderboard.write(out, doc)
-    plot(out / "ladder.png", table, meta)
+    with file_errors(out / "ratings.json", "write the ratings to"):
+        (out / "ratings.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
+    with file_errors(out / "ladder.md", "write the ladder's table to"):
+        (out / "ladder.md").write_text(markdown(table, meta, results), encoding="utf-8")
+    with file_errors(out / "README.md", "write the leaderboard to"):
+        leaderboard.write(out, doc)
+    with file_errors(out / "ladder.png", "draw the ladder's plot to"):
+        plot(out / "ladder.png", table, meta)
 
 
 def markdown(table: dict[str, Any], meta: dict[str, Any],
@@ -259,7 +264,9 @@ def ladder(specs: Sequence[str], *, hands: int, seed: int, out: str | Path,
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {str(out)!r} is a file: give a folder for the ladder's files")
-    out.mkdir(parents=True, exist_ok=True)
+    with file_errors(out, "create the ladder's folder"):
+        out.mkdir(parents=True, exist_ok=True)
+    writable_file(out / "ratings.json", "ladder output")  # before any pair is played
     results = run_pairs(specs, hands=hands, seed=seed, out=out, rules=rules, players=players,
                         options=options, workers=workers, matches=matches, progress=progress,
                         log=log, backend=backend)

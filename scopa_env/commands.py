@@ -16,6 +16,7 @@ and a non-zero exit status; never a traceback:
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import secrets
 import signal
@@ -87,15 +88,23 @@ def writable_file(path: str | os.PathLike, what: str = "output file") -> Path:
         raise ValueError(f"{what} {p} is a folder, not a file")
     if not folder.is_dir():
         raise ValueError(f"cannot write {what} {p}: folder {folder} does not exist")
+    try:
+        read_only = bool(os.statvfs(folder).f_flag & os.ST_RDONLY)
+    except OSError:
+        read_only = False
+    if read_only:
+        raise ValueError(f"cannot write {what} {p}: {folder} is on a read-only file system "
+                         f"(EROFS)")
     if not os.access(folder, os.W_OK | os.X_OK) or (p.exists() and not os.access(p, os.W_OK)):
-        raise ValueError(f"cannot write {what} {p}: permission denied")
+        raise ValueError(f"cannot write {what} {p}: permission denied (EACCES)")
     return p
 
 
 def describe(e: BaseException) -> str:
     """One line for an error a user can cause."""
     if isinstance(e, OSError) and e.strerror and e.filename is not None:
-        return f"{e.strerror}: {str(e.filename)!r}"
+        code = errno.errorcode.get(e.errno or 0)
+        return f"{e.filename}: {e.strerror}{f' ({code})' if code else ''}"
     return " ".join(str(e).split()) or type(e).__name__
 
 

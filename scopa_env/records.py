@@ -14,6 +14,7 @@ from .commands import writable_file
 from .files import (
     DamagedFile,
     append_lines,
+    file_errors,
     last_line,
     line_number,
     require_complete,
@@ -140,7 +141,9 @@ def iter_records(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]
     """Yield ``(line number, record)`` for each record of a ``.jsonl`` file; a line that
     is not UTF-8, not JSON or not a well-formed record raises ``RecordError`` naming the
     file, the line number and the problem."""
-    with open(path, "rb") as f:
+    with file_errors(path, "read records from"):
+        f = open(path, "rb")
+    with f:
         for n, raw in enumerate(f, 1):
             try:
                 line = raw.decode("utf-8-sig" if n == 1 else "utf-8")

@@ -15,6 +15,7 @@ import os
 from typing import Any
 
 from scopa_env.cards import CODES, cards_of
+from scopa_env.files import file_errors
 from scopa_env.game import GameState, apply
 from scopa_env.moves import ACE_ALL_BASE, action_text
 from scopa_env.records import replay
@@ -114,6 +115,6 @@ def write_replay_page(path: str | os.PathLike, rec: dict[str, Any], *, match: in
         raise OSError(f"cannot write {os.fspath(path)}: folder {folder} does not exist")
     text = replay_page(rec, match=match, source=source, seat=seat)
     data = text.encode("utf-8")
-    with open(path, "wb") as f:
+    with file_errors(path, "write the replay page to"), open(path, "wb") as f:
         f.write(data)
     return len(data)
