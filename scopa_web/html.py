@@ -79,7 +79,8 @@ def match_data(rec: dict[str, Any], *, match: int = 1, source: str = "") -> dict
                              move_dict(m.seat, st.action, m.card, m.capture, m.scopa), over))
     extra = [k for k in ("re_bello", "napola") if getattr(rules, k)]
     return {"format": "scopa-replay/1", "source": source, "match": match,
-            "rules": rules.to_dict(), "seed": rec["seed"], "players": list(rec["players"]),
+            "rules": rules.to_dict(), "players": list(rec["players"]),
+            "seed": str(rec["seed"]),  # as text: JavaScript numbers round past 2**53
             "match_score": list(rec["match_score"]), "winner": rec.get("winner"),
             "point_keys": ["carte", "denari", "settebello", "primiera", "scope", *extra],
             "hands": hands, "frames": frames}

@@ -4,7 +4,8 @@ A ``ThreadingHTTPServer`` from the standard library (no web framework to install
 ``GET /`` is the play page (one HTML file, CSS and JavaScript inline), and a small
 JSON API drives the games, one per session id (each browser tab keeps its own):
 
-- ``POST /api/new`` (body ``{"seed": N}`` optional) starts a match: ``201`` with
+- ``POST /api/new`` (body ``{"seed": N}`` optional; N a number or a string of digits)
+  starts a match: ``201`` with
   ``{"game": ID, "view": ..., "events": [...]}`` (the agents' moves before the
   person's first turn);
 - ``GET /api/game/ID``: the person's view and the match's moves so far (``log``);
@@ -36,6 +37,7 @@ from urllib.parse import urlsplit
 
 from agents import make_agent
 from scopa_env.cards import CODES, cards_of
+from scopa_env.commands import MAX_SEED
 from scopa_env.game import GameState, apply, new_match
 from scopa_env.moves import action_move, action_text, parse_action
 from scopa_env.observation import info_set
@@ -147,6 +149,7 @@ class Game:
             legal.append({"id": a, "text": action_text(a), "card": CODES[mv.card],
                           "capture": _codes(mv.capture), "takes_all": mv.takes_all})
         return {"game": self.id, "seat": self.seat, "players": s.rules.players,
+                "seed": str(s.seed),  # as text: JavaScript numbers round past 2**53
                 "names": self.names, "rules": s.rules.to_dict(), "hand_index": s.hand_index,
                 "dealer": info.dealer, "to_move": s.to_move if live else None,
                 "hand": _codes(info.hand), "table": _codes(info.table),
@@ -160,6 +163,17 @@ class Game:
         if not self.state.done:
             raise ApiError(409, "the match is not over yet: the record is written at its end")
         return json.dumps(self.recorder.record, separators=(",", ":")) + "\n"
+
+
+def request_seed(seed: Any) -> int | None:
+    """The seed of ``POST /api/new``: none, an integer, or its decimal digits as a string
+    (how the page sends it: a JavaScript number would round seeds past 2**53)."""
+    if isinstance(seed, str) and seed.isascii() and seed.isdigit():
+        seed = int(seed)
+    if seed is not None and (type(seed) is not int or not 0 <= seed <= MAX_SEED):
+        raise ApiError(400, f"seed must be a non-negative integer up to {MAX_SEED} (a number "
+                            f"or a string of digits), got {seed!r}")
+    return seed
 
 
 class Lobby:
@@ -254,10 +268,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(204, "image/x-icon", b"")
         if parts == ["api", "new"]:
             self._allow(method, "POST")
-            seed = self._body().get("seed")
-            if seed is not None and (type(seed) is not int or seed < 0):
-                raise ApiError(400, f"seed must be a non-negative integer, got {seed!r}")
-            game = self.lobby.new(seed)
+            game = self.lobby.new(request_seed(self._body().get("seed")))
             with game.lock:
                 events = game.advance()
                 return self._json(201, {"game": game.id, "view": game.view(),

@@ -210,6 +210,10 @@ def test_a_whole_match_over_the_api_gives_a_verified_record(server, tmp_path: Pa
     rec = json.loads(rec_text)
     verify_record(rec)
     assert rec["seed"] == 3 and rec["players"] == ["human", "greedy"]
+    assert view["seed"] == "3"  # as text: a JavaScript number would round a big one
+    big = 3429124248386577504  # past 2**53, sent and shown as a string of digits
+    status, new = client.call("POST", "/api/new", {"seed": str(big)})
+    assert status == 201 and new["view"]["seed"] == str(big)
     moves = [m for h in rec["hands"] for m in h["moves"]]
     assert [(e["seat"], e["card"], e["capture"], e["scopa"]) for e in events] == [
         (m["seat"], m["card"], m["capture"], m["scopa"]) for m in moves]
@@ -259,6 +263,7 @@ def test_bad_requests_get_json_errors_and_the_server_goes_on(server) -> None:
         ("POST", "/api/new", None, b"[1, 2]", 400, "must be a JSON object"),
         ("POST", "/api/new", {"seed": -1}, None, 400, "seed must be a non-negative integer"),
         ("POST", "/api/new", {"seed": "x"}, None, 400, "seed must be"),
+        ("POST", "/api/new", {"seed": str(2**63)}, None, 400, "seed must be"),
         ("POST", move, {}, None, 400, 'needs "action"'),
         ("POST", move, {"action": "3"}, None, 400, "must be a catalogue id"),
         ("POST", move, {"action": 99999}, None, 400, "is not a catalogue id"),
