@@ -15,6 +15,8 @@ Agents are named by spec strings everywhere (CLI, configs, records):
   the close calls; ``scopa_policy.symmetry``);
 - ``sb3:PATH``: a Stable-Baselines3 ``MaskablePPO`` model trained on ``scopa/Scopa-v0``
   (``agents.gym_env``; needs ``pip install -e .[sb3]``);
+- ``rllib:PATH``: an RLlib checkpoint of a policy trained on the PettingZoo environment
+  (``agents.rllib_agent``, examples/rllib_ppo.py; needs ``pip install -e .[rllib]``);
 - ``py:package.module:ATTR`` / ``py:path/to/file.py:ATTR`` (``,name=value`` parameters
   optional): your own agent class or factory (``agents.plugins``, docs/agents.md);
 - any name an installed package registers in the ``scopa.agents`` entry-point group.
@@ -46,7 +48,8 @@ LEARNED = {"ckpt": "ckpt:PATH  (a trained policy: checkpoint file or run directo
                          "shipped trained policy; endgame=exact: the last deal of a "
                          "2-player hand played exactly; suits: which decisions average the "
                          "6 suit-renamed views)",
-           "sb3": "sb3:PATH  (a Stable-Baselines3 MaskablePPO model zip, pip install -e .[sb3])"}
+           "sb3": "sb3:PATH  (a Stable-Baselines3 MaskablePPO model zip, pip install -e .[sb3])",
+           "rllib": "rllib:PATH  (an RLlib checkpoint folder, pip install -e .[rllib])"}
 
 
 def known_specs() -> list[str]:
@@ -76,7 +79,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     spec = spec.strip()
     name, _, rest = spec.partition(":")
     name = name.strip()
-    if name in ("ckpt", "sb3"):
+    if name in ("ckpt", "sb3", "rllib"):
         if not rest.strip():
             raise ValueError(f"agent spec '{name}:' needs a path: {name}:PATH")
         return name, {"path": rest.strip()}
@@ -114,6 +117,10 @@ def check_spec(spec: str) -> str:
         from . import sb3_agent
         sb3_agent.check_available()
         sb3_agent.model_path(params["path"])
+    if name == "rllib":
+        from . import rllib_agent
+        rllib_agent.check_available()
+        rllib_agent.module_dir(params["path"])
     if name in LEARNED or name not in AGENTS:  # learned, py: or entry point
         return spec.strip()
     return AGENTS[name](seed=0, **params).spec
@@ -125,6 +132,9 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     if name == "sb3":  # sb3-contrib is imported only here
         from .sb3_agent import SB3Agent
         return SB3Agent(params["path"], seed=seed)
+    if name == "rllib":  # RLlib is imported only here
+        from .rllib_agent import RLlibAgent
+        return RLlibAgent(params["path"], seed=seed)
     if name in LEARNED:
         try:  # the inference layer above this one, loaded only for learned agents
             from scopa_policy import agent as learned
