@@ -22,13 +22,13 @@ features, but it runs on any Ray cluster RLlib runs on (``ray start --head``,
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import scopa_env
+from agents.ray_eval import explicit_auth_mode
 from agents.rllib_agent import INSTALL_HINT, POLICY, RLlibAgent
 
 ENV_NAME = "scopa_pettingzoo"
@@ -136,10 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--eval-hands", type=int, default=200,
                    help="paired hands against greedy after training (0: skip)")
     args = p.parse_args(argv)
-    if args.address is None and "RAY_ADDRESS" not in os.environ:
-        # Ray's default for a new local cluster (token authentication), chosen explicitly
-        # (before Ray is imported: it reads the mode then), so Ray prints no notice
-        os.environ.setdefault("RAY_AUTH_MODE", "token")
+    explicit_auth_mode(args.address)  # before Ray is imported: no notice about it
     try:
         import ray
         import ray.rllib  # noqa: F401
