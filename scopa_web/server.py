@@ -22,6 +22,7 @@ A bad request gets ``{"error": MESSAGE}`` with a 4xx status; an unexpected failu
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import secrets
 import socket
@@ -48,7 +49,9 @@ from scopa_env.rules import Rules
 from . import asset, fill
 from .html import move_dict
 
-MAX_GAMES = 200  # live games kept; the least recently used one goes first
+MAX_GAMES = 5000  # games kept (a few KiB each); the least recently used one goes first
+IDLE_TIMEOUT = 120  # seconds a kept-alive connection may stay idle
+BACKLOG = 1024  # connections waiting to be accepted (the standard library's 5 drops SYNs)
 MAX_BODY = 16 * 1024
 HUMAN = "human"
 
@@ -222,12 +225,16 @@ class Handler(BaseHTTPRequestHandler):
     """The play page and the JSON API; every failure answers JSON, none stops the server."""
 
     server_version = "scopa-serve/1"
+    protocol_version = "HTTP/1.1"  # keep-alive: a tab's requests share one connection
+    timeout = IDLE_TIMEOUT  # an idle kept-alive connection is closed (its thread ends)
     lobby: Lobby  # set on the subclass that ``make_server`` builds
+    _body_read = False  # this request's body was read (else the connection is closed)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (base signature)
         pass  # quiet: errors are answered to the browser, crashes printed in _handle
 
     def _dispatch(self) -> None:
+        self._body_read = False
         self._handle(self.command)  # the request's method, parsed by the base class
 
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = do_OPTIONS = _dispatch
@@ -314,6 +321,7 @@ class Handler(BaseHTTPRequestHandler):
         if length < 0 or length > MAX_BODY:
             raise ApiError(413, f"request body of {length} bytes: at most {MAX_BODY}")
         raw = self.rfile.read(length) if length else b""
+        self._body_read = True
         if not raw.strip():
             return {}
         try:
@@ -348,6 +356,12 @@ class Handler(BaseHTTPRequestHandler):
     def _send(self, status: int, ctype: str, body: bytes,
               headers: dict[str, str] | None = None) -> None:
         self.send_response(status, HTTPStatus(status).phrase)
+        request = getattr(self, "headers", None)  # none for a garbled request line
+        if not self._body_read and request is not None and request.get(
+                "Content-Length", "0").strip() not in ("", "0"):
+            self.close_connection = True  # an unread body would be taken for a request
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
@@ -358,7 +372,12 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
-class _Server6(ThreadingHTTPServer):
+class _Server(ThreadingHTTPServer):
+    request_queue_size = BACKLOG  # many players connecting at once wait, not retry
+    daemon_threads = True
+
+
+class _Server6(_Server):
     address_family = socket.AF_INET6
 
 
@@ -370,13 +389,32 @@ def make_server(rules: Rules, opponent: str, *, host: str = "127.0.0.1", port: i
         raise ValueError(f"--port {port} is not a port number (0-65535; 0 picks a free one)")
     lobby = Lobby(rules, opponent, seat, seed)
     handler = type("ScopaHandler", (Handler,), {"lobby": lobby})
-    server_class = _Server6 if ":" in host else ThreadingHTTPServer
+    server_class = _Server6 if ":" in host else _Server
     try:
         server = server_class((host, port), handler)
     except OSError as e:
         raise OSError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
     server.daemon_threads = True
     return server
+
+
+def exposure_warning(host: str) -> str | None:
+    """The warning for a server reachable from other machines (``host`` is not a
+    loopback address), or None."""
+    name = host.strip("[]")
+    if name.lower() == "localhost":
+        return None
+    try:
+        addr = ipaddress.ip_address(name)
+    except ValueError:  # a host name: where it points decides who can reach it
+        addr = None
+    if addr is not None and addr.is_loopback:
+        return None
+    where = ("every network this machine is on" if addr is not None and addr.is_unspecified
+             else f"the network of {host}")
+    return (f"scopa serve: warning: listening on {host}: anyone who can reach this machine "
+            f"on {where} can open the page and play (no login; each game uses this "
+            f"machine's CPU). Use --host 127.0.0.1 to keep it to this machine.")
 
 
 def serve(rules: Rules, opponent: str, *, host: str = "127.0.0.1", port: int = 8765,
@@ -387,6 +425,9 @@ def serve(rules: Rules, opponent: str, *, host: str = "127.0.0.1", port: int = 8
     shown = f"[{h}]" if ":" in str(h) else h
     print(f"scopa serve: {rules.name} ({rules.players} players, to {rules.target_score}) "
           f"against {opponent}; open http://{shown}:{p}/  (Ctrl-C stops)", flush=True)
+    warning = exposure_warning(host)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     started = time.monotonic()
     try:
         server.serve_forever()
