@@ -152,11 +152,12 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_server(opponent: str, host: str) -> tuple[subprocess.Popen, int]:
+def start_server(opponent: str, host: str, root: Path) -> tuple[subprocess.Popen, int]:
+    env = {**os.environ, "PYTHONPATH": str(root)}  # that checkout's scopa_web, not this one's
     proc = subprocess.Popen(
         [sys.executable, "-m", "scopa_cli", "serve", "--port", "0", "--host", host,
-         "--opponent", opponent, "--seed", "1"], cwd=ROOT, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, text=True)
+         "--opponent", opponent, "--seed", "1"], cwd=root, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None
     line = proc.stdout.readline()
     m = re.search(r"http://[^:/]+:(\d+)/", line)
@@ -186,8 +187,12 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--timeout", type=float, default=30.0, help="a request's time limit")
     p.add_argument("--json", default=None, help="also write the figures to this file")
+    p.add_argument("--root", type=Path, default=ROOT,
+                   help="the checkout whose scopa serve is started (default: this one; "
+                        "another one, e.g. a git worktree of an older commit, for a "
+                        "reference measured the same way)")
     args = p.parse_args(argv)
-    proc, port = start_server(args.opponent, args.host)
+    proc, port = start_server(args.opponent, args.host, args.root)
     try:
         cpu0 = cpu_seconds(proc.pid)
         stats, wall = asyncio.run(run(args, port))
