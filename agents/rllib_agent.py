@@ -25,6 +25,8 @@ import numpy as np
 from scopa_env.moves import N_ACTIONS
 from scopa_env.observation import OBS_DIM, InfoSet, encode_info
 
+from .batched_policy import BatchedPolicyAgent
+
 INSTALL_HINT = "pip install -e .[rllib]"
 POLICY = "shared"  # the policy id examples/rllib_ppo.py trains for every seat
 STATE = "class_and_ctor_args.pkl"  # a file of every RLlib checkpoint component
@@ -99,7 +101,7 @@ def _is_dict(space: Any) -> bool:
         return False
 
 
-class RLlibAgent:
+class RLlibAgent(BatchedPolicyAgent):
     """An RLlib policy as an agent: the legal move with the highest logit (what its
     masked distribution plays greedily). ``module``: an RLModule, or the ``PATH`` of
     ``rllib:PATH``."""
@@ -111,17 +113,10 @@ class RLlibAgent:
         self.module, self.spec = module, spec or "rllib"
         self._dict_obs = _is_dict(getattr(module, "observation_space", None))
 
-    def act(self, info: InfoSet) -> int:
-        return self.act_batch([info])[0]
-
-    def act_batch(self, infos: list[InfoSet]) -> list[int]:
-        """One id per information set, from one batched forward pass."""
+    def choose(self, infos: list[InfoSet]) -> list[int]:
         import torch
         from ray.rllib.core.columns import Columns
 
-        for info in infos:
-            if not info.legal_actions:
-                raise ValueError(f"seat {info.seat} has no legal move to choose from")
         x = torch.from_numpy(np.stack([encode_info(i) for i in infos]))
         if self._dict_obs:
             mask = np.zeros((len(infos), N_ACTIONS), np.int8)
@@ -138,9 +133,6 @@ class RLlibAgent:
             legal = np.asarray(info.legal_actions, dtype=np.int64)
             out.append(int(legal[int(np.argmax(logits[row, legal]))]))
         return out
-
-    def __repr__(self) -> str:
-        return f"<RLlibAgent {self.spec}>"
 
 
 # RLlib 2.60's own notices on a normal run, which no setting of the caller avoids: every
