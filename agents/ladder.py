@@ -171,8 +171,7 @@ def write_outputs(out: Path, table: dict[str, Any], meta: dict[str, Any],
         (out / "ratings.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
     with file_errors(out / "ladder.md", "write the ladder's table to"):
         (out / "ladder.md").write_text(markdown(table, meta, results), encoding="utf-8")
-    with file_errors(out / "README.md", "write the leaderboard to"):
-        leaderboard.write(out, doc)
+    leaderboard.write(out, doc)
     with file_errors(out / "ladder.png", "draw the ladder's plot to"):
         plot(out / "ladder.png", table, meta)
 

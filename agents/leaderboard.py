@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from scopa_env.files import FileProblem, file_errors
+
 REFERENCE = "pimc"  # the agent every other one is measured against (its canonical spec)
 SETTLED_HANDS = 1000
 
@@ -149,7 +151,8 @@ def command_of(doc: dict[str, Any], out: str | Path) -> str:
 def write(out: Path, doc: dict[str, Any]) -> Path:
     """``out/README.md`` from the ladder document ``doc``."""
     path = out / "README.md"
-    path.write_text(render(doc, command_of(doc, out)), encoding="utf-8")
+    with file_errors(path, "write the leaderboard to"):
+        path.write_text(render(doc, command_of(doc, out)), encoding="utf-8")
     return path
 
 
@@ -165,7 +168,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
         src = Path(args.dir) / "ratings.json"
         try:
-            doc = json.loads(src.read_text(encoding="utf-8"))
+            with file_errors(src, "read the ladder's ratings from"):
+                doc = json.loads(src.read_text(encoding="utf-8"))
+        except FileProblem:
+            raise
         except ValueError as e:
             raise ValueError(f"{src} is not a ladder's ratings.json: {e}") from None
         print(f"wrote {write(Path(args.dir), doc)}")
