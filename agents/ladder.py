@@ -80,8 +80,8 @@ def run_pairs(specs: Sequence[str], *, hands: int, seed: int, out: Path, rules: 
                        workers=workers, options=options, progress=progress, matches=matches,
                        backend=backend)
         text = json.dumps({"params": params, "result": res.to_json()}, indent=1) + "\n"
-        with file_errors(path, "write the pair's result to"):
-            write_atomic(text.encode("utf-8"), path)  # a ladder run at once reads it whole
+        # atomic: a ladder run at the same time reads it whole or not at all
+        write_atomic(text.encode("utf-8"), path, "write the pair's result to")
         if log:
             p = res.points_per_hand
             print(f"{res.a} vs {res.b}: {p.margin:+.3f} [{p.ci95[0]:+.3f}, {p.ci95[1]:+.3f}] "

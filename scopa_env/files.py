@@ -141,25 +141,27 @@ def shared_lock(path: str | os.PathLike, doing: str = "read") -> Iterator[Binary
         yield f
 
 
-def write_atomic(data: bytes | memoryview, path: str | Path) -> Path:
+def write_atomic(data: bytes | memoryview, path: str | Path, doing: str = "write") -> Path:
     """Write ``data`` to a temp file in ``path``'s folder, fsync, then ``os.replace``:
     a Ctrl-C at any point leaves ``path`` as it was, removes the temp file and raises
-    ``KeyboardInterrupt``."""
+    ``KeyboardInterrupt``; a file error leaves it too, as a ``FileProblem`` naming
+    ``path`` and ``doing`` (``file_errors``)."""
     path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
     # The name is fixed before the file exists, so a Ctrl-C at any point (even while the
     # file is being created) finds it to remove.
     tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
+    with file_errors(path, doing):
+        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
+            with os.fdopen(fd, "wb") as fh:
+                fh.write(data)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            tmp.unlink(missing_ok=True)
+            raise
     return path
 
 

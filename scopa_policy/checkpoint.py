@@ -48,7 +48,8 @@ class CheckpointError(ValueError):
 
 
 def save_atomic(obj: dict[str, Any], path: str | Path) -> Path:
-    """``torch.save`` into memory, then ``write_atomic``.
+    """``torch.save`` into memory, then ``write_atomic`` (a file error is a
+    ``FileProblem`` naming ``path``).
 
     (Serialising into memory first keeps a Ctrl-C out of torch's archive writer: a signal
     handler that raises inside the writer's file callbacks can be swallowed there, or

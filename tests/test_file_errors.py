@@ -103,3 +103,27 @@ def test_an_unreadable_records_file_is_named(tmp_path: Path, monkeypatch: pytest
     for cmd in ("verify", "replay"):
         line = one_line(capsys, scopa([cmd, str(path)]))
         assert f"cannot read records from {path}: Permission denied (EACCES)" in line, line
+
+
+@pytest.mark.parametrize("code", [errno.ENOSPC, errno.EROFS])
+def test_checkpoint_and_cache_writes_name_the_file(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, code: int) -> None:
+    """Every atomic write (training checkpoints, policies, caches, reports) goes through
+    ``write_atomic``: an error names the file it was writing, and leaves no temp file."""
+    import torch
+
+    from scopa_env.files import FileProblem
+    from scopa_policy.checkpoint import save_atomic
+
+    target = tmp_path / "run" / "checkpoints" / "latest.pt"
+
+    def fail_fsync(fd: int) -> None:  # the data reaching the disk is what fails
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(os, "fsync", fail_fsync)
+    with pytest.raises(FileProblem) as e:
+        save_atomic({"a": torch.zeros(1)}, target)
+    monkeypatch.undo()
+    assert str(e.value) == f"cannot write {target}: {os.strerror(code)} " \
+                           f"({errno.errorcode[code]})"
+    assert not target.exists() and not list(target.parent.glob(".*.tmp"))
