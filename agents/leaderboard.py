@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from scopa_env.files import FileProblem, file_errors
+from scopa_env.files import FileProblem, file_errors, write_atomic
 
 REFERENCE = "pimc"  # the agent every other one is measured against (its canonical spec)
 SETTLED_HANDS = 1000
@@ -150,10 +150,8 @@ def command_of(doc: dict[str, Any], out: str | Path) -> str:
 
 def write(out: Path, doc: dict[str, Any]) -> Path:
     """``out/README.md`` from the ladder document ``doc``."""
-    path = out / "README.md"
-    with file_errors(path, "write the leaderboard to"):
-        path.write_text(render(doc, command_of(doc, out)), encoding="utf-8")
-    return path
+    return write_atomic(render(doc, command_of(doc, out)).encode("utf-8"), out / "README.md",
+                        "write the leaderboard to")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
