@@ -102,9 +102,10 @@ def writable_file(path: str | os.PathLike, what: str = "output file") -> Path:
 
 def describe(e: BaseException) -> str:
     """One line for an error a user can cause."""
-    if isinstance(e, OSError) and e.strerror and e.filename is not None:
+    if isinstance(e, OSError) and e.strerror:
         code = errno.errorcode.get(e.errno or 0)
-        return f"{e.filename}: {e.strerror}{f' ({code})' if code else ''}"
+        text = f"{e.strerror}{f' ({code})' if code else ''}"
+        return text if e.filename is None else f"{e.filename}: {text}"
     return " ".join(str(e).split()) or type(e).__name__
 
 
