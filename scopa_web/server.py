@@ -49,7 +49,8 @@ from scopa_env.rules import Rules
 from . import asset, fill
 from .html import move_dict
 
-MAX_GAMES = 5000  # games kept (a few KiB each); the least recently used one goes first
+MAX_GAMES = 1000  # games kept: a finished one goes first (the oldest), else the least
+# recently used; a finished game keeps its record (a few KiB), not its agents
 IDLE_TIMEOUT = 120  # seconds a kept-alive connection may stay idle
 BACKLOG = 1024  # connections waiting to be accepted (the standard library's 5 drops SYNs)
 MAX_BODY = 16 * 1024
@@ -103,6 +104,8 @@ class Game:
                                "match_score": list(s.match_score)})
             if not s.done:
                 start_deal(self.agents.values())
+            else:
+                self.agents = {}  # a search agent's caches are not kept past the match
         self.log.append(event)
         if h is None:
             return {**event, "view": self.view()}
@@ -180,7 +183,8 @@ def request_seed(seed: Any) -> int | None:
 
 
 class Lobby:
-    """The live games by id, at most ``MAX_GAMES`` (least recently used dropped)."""
+    """The games by id, at most ``MAX_GAMES``: past it, the least recently used finished
+    game is dropped, else the least recently used one."""
 
     def __init__(self, rules: Rules, opponent: str, seat: int, seed: int | None):
         if not 0 <= seat < rules.players:
@@ -208,7 +212,11 @@ class Lobby:
         with self.lock:
             self.games[game.id] = game
             while len(self.games) > MAX_GAMES:
-                self.games.popitem(last=False)
+                done = next((g for g, x in self.games.items() if x.state.done), None)
+                if done is None:
+                    self.games.popitem(last=False)
+                else:
+                    del self.games[done]
         return game
 
     def get(self, gid: str) -> Game:

@@ -475,3 +475,22 @@ def test_the_web_layer_loads_no_higher_layer_and_the_engine_not_it() -> None:
     assert out == "[]"
     engine = " ".join(p.read_text() for p in (ROOT / "scopa_env").glob("*.py"))
     assert "scopa_web" not in engine
+
+
+def test_the_lobby_drops_finished_games_first(monkeypatch) -> None:
+    import scopa_web.server as server
+
+    monkeypatch.setattr(server, "MAX_GAMES", 3)
+    lobby = server.Lobby(make_rules("scopa"), "greedy", 0, 1)
+    games = [lobby.new(None) for _ in range(3)]
+    finished = games[1]
+    finished.advance()
+    while not finished.state.done:
+        finished.play(finished.state.legal_actions()[0])
+    assert finished.agents == {}  # its agents are let go; its record stays
+    verify_record(json.loads(finished.record_line()))
+    lobby.get(games[0].id)  # the oldest is used again; games[2] is now the oldest live one
+    extra = lobby.new(None)
+    assert list(lobby.games) == [games[2].id, games[0].id, extra.id]  # the finished one went
+    lobby.new(None)  # no finished game left: the least recently used goes
+    assert list(lobby.games)[0] == games[0].id and games[2].id not in lobby.games
