@@ -12,6 +12,7 @@ import argparse
 import select
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 from agents.commands import (
@@ -24,6 +25,7 @@ from agents.commands import (
     writable_file,
 )
 from scopa_env.cards import CODES, cards_of
+from scopa_env.files import FileProblem, side_file
 from scopa_env.moves import action_text, parse_action
 from scopa_env.records import (
     RecordError,
@@ -51,25 +53,49 @@ def cmd_record(args: argparse.Namespace) -> int:
     progress = _progress(args.games, "matches")
     wins = [0, 0]
     done = 0
+    failure: ValueError | None = None  # why the records file refused an append
+    side: Path | None = None  # where the records it refused go instead
     try:
         for i in range(args.games):
             seed = derive_seed(args.seed, i)
             agents = [make_agent(spec, seed=derive_seed(seed, 1000 + s))
                       for s, spec in enumerate(args.agents)]
             rec = play_match(rules, seed, agents, args.agents)
-            append_records(args.out, [rec])
+            if side is None:
+                try:
+                    append_records(args.out, [rec])
+                except (RecordError, FileProblem) as e:  # e.g. damage left by a dead writer
+                    failure, side = e, side_file(args.out)
+            if side is not None:
+                try:
+                    append_records(side, [rec])
+                except (RecordError, FileProblem) as e:
+                    raise FileProblem(f"{failure}; and the side file failed too: {e}") from None
             done += 1
             wins[rec["winner"]] += 1
             progress.update(1)
     except KeyboardInterrupt:
-        raise KeyboardInterrupt(f"interrupted: {done} whole match record(s) appended to "
-                                f"{args.out}") from None
+        raise KeyboardInterrupt(f"interrupted: {_record_summary(args.out, done, side)}"
+                                ) from None
     finally:
         progress.close()
+    if side is not None:
+        print(f"scopa record: error: {failure}; {_record_summary(args.out, done, side)}",
+              file=sys.stderr)
+        return 1
     print(f"appended {args.games} match record(s) to {args.out}; wins by team: "
           f"{wins[0]} (seats {', '.join(args.agents[0::2])}) - "
           f"{wins[1]} (seats {', '.join(args.agents[1::2])})")
     return 0
+
+
+def _record_summary(out: str, done: int, side: Path | None) -> str:
+    """Where the ``done`` whole records of ``scopa record`` went."""
+    if side is None:
+        return f"{done} whole match record(s) appended to {out}"
+    kept = sum(1 for _ in iter_records(side))
+    return (f"{done - kept} match record(s) appended to {out}, the other {kept} kept in "
+            f"{side} (append them with: cat {side} >> {out})")
 
 
 def _nth_record(path: str, k: int) -> tuple[int, dict[str, Any]]:

@@ -23,6 +23,8 @@ Agents are named by spec strings everywhere (CLI, configs, records):
   the close calls; ``scopa_policy.symmetry``);
 - ``sb3:PATH``: a Stable-Baselines3 ``MaskablePPO`` model trained on ``scopa/Scopa-v0``
   (``agents.bridges.gym_env``; needs ``pip install -e .[sb3]``);
+- ``rllib:PATH``: an RLlib checkpoint of a policy trained on the PettingZoo environment
+  (``agents.bridges.rllib_agent``, examples/rllib_ppo.py; needs ``pip install -e .[rllib]``);
 - ``py:package.module:ATTR`` / ``py:path/to/file.py:ATTR`` (``,name=value`` parameters
   optional): your own agent class or factory (``agents.bridges.plugins``, docs/agents.md);
 - any name an installed package registers in the ``scopa.agents`` entry-point group.
@@ -51,9 +53,10 @@ from .bridges import plugins
 
 AGENTS: dict[str, type[BaseAgent]] = {
     cls.name: cls for cls in (RandomAgent, GreedyAgent, ExpertAgent, PIMCAgent)}
-# built in, from an optional extra (sb3-contrib)
+# built in, from an optional extra (sb3-contrib, ray[rllib])
 BRIDGED = {"sb3": "sb3:PATH  (a Stable-Baselines3 MaskablePPO model zip, pip install -e "
-                  ".[sb3])"}
+                  ".[sb3])",
+           "rllib": "rllib:PATH  (an RLlib checkpoint folder, pip install -e .[rllib])"}
 BUILTIN = set(AGENTS) | set(BRIDGED)
 GYM_ENV_ID = "scopa/Scopa-v0"
 
@@ -93,7 +96,7 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     spec = spec.strip()
     name, _, rest = spec.partition(":")
     name = name.strip()
-    if name == "sb3":
+    if name in BRIDGED:
         if not rest.strip():
             raise ValueError(f"agent spec '{name}:' needs a path: {name}:PATH")
         return name, {"path": rest.strip()}
@@ -124,7 +127,11 @@ def check_spec(spec: str) -> str:
         from .bridges import sb3_agent
         sb3_agent.check_available()
         sb3_agent.model_path(params["path"])
-    if name not in AGENTS:  # sb3:, py: or entry point
+    if name == "rllib":
+        from .bridges import rllib_agent
+        rllib_agent.check_available()
+        rllib_agent.module_dir(params["path"])
+    if name not in AGENTS:  # sb3:, rllib:, py: or entry point
         return spec.strip()
     return AGENTS[name](seed=0, **params).spec
 
@@ -135,6 +142,9 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     if name == "sb3":  # sb3-contrib is imported only here
         from .bridges.sb3_agent import SB3Agent
         return SB3Agent(params["path"], seed=seed)
+    if name == "rllib":  # RLlib is imported only here
+        from .bridges.rllib_agent import RLlibAgent
+        return RLlibAgent(params["path"], seed=seed)
     if name not in AGENTS:  # py: or entry point (ckpt: and pretrained: scopa_policy's)
         obj, params = plugins.resolve(spec, BUILTIN)  # type: ignore[misc]
         return plugins.build(spec, obj, params, seed)

@@ -17,6 +17,7 @@ and a non-zero exit status; never a traceback:
 from __future__ import annotations
 
 import argparse
+import errno
 import os
 import secrets
 import signal
@@ -86,8 +87,10 @@ def seed_arg(text: str) -> int:
 
 def describe(e: BaseException) -> str:
     """One line for an error a user can cause."""
-    if isinstance(e, OSError) and e.strerror and e.filename is not None:
-        return f"{e.strerror}: {str(e.filename)!r}"
+    if isinstance(e, OSError) and e.strerror:
+        code = errno.errorcode.get(e.errno or 0)
+        text = f"{e.strerror}{f' ({code})' if code else ''}"
+        return text if e.filename is None else f"{e.filename}: {text}"
     return " ".join(str(e).split()) or type(e).__name__
 
 

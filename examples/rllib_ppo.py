@@ -27,15 +27,12 @@ import time
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 import scopa_env
-from scopa_env.moves import N_ACTIONS
-from scopa_env.observation import InfoSet, encode_info
+from agents.bridges.rllib_agent import INSTALL_HINT, POLICY, RLlibAgent
+from agents.evaluation.ray_eval import explicit_auth_mode
 
 ENV_NAME = "scopa_pettingzoo"
-POLICY = "shared"
-INSTALL_HINT = "pip install -e .[rllib]"
+__all__ = ["RLlibAgent", "build_config", "make_env", "train", "POLICY"]
 
 
 def make_env(config: dict[str, Any] | None = None) -> Any:
@@ -47,56 +44,6 @@ def make_env(config: dict[str, Any] | None = None) -> Any:
     return PettingZooEnv(scopa_env.env(**options))
 
 
-def masked_module_class() -> type:
-    """PPO's default torch module with its action logits masked by ``action_mask``
-    (defined on first use: RLlib is imported only when the example runs)."""
-    from ray.rllib.algorithms.ppo.torch.default_ppo_torch_rl_module import (
-        DefaultPPOTorchRLModule,
-    )
-    from ray.rllib.core.columns import Columns
-    from ray.rllib.utils.torch_utils import FLOAT_MIN
-
-    class MaskedPPOModule(DefaultPPOTorchRLModule):
-        """Encoder and heads see ``observation``; the logits of ids that are not legal
-        are pushed to ``FLOAT_MIN`` before any distribution is built."""
-
-        def __init__(self, *, observation_space: Any = None, **kwargs: Any) -> None:
-            self.space_with_mask = observation_space
-            super().__init__(observation_space=observation_space["observation"], **kwargs)
-
-        def setup(self) -> None:
-            super().setup()
-            self.observation_space = self.space_with_mask  # what RLlib's connectors see
-
-        def _split(self, batch: dict[str, Any]) -> tuple[Any, dict[str, Any]]:
-            obs = batch[Columns.OBS]
-            return obs["action_mask"], {**batch, Columns.OBS: obs["observation"]}
-
-        def _masked(self, out: dict[str, Any], mask: Any) -> dict[str, Any]:
-            out[Columns.ACTION_DIST_INPUTS] = out[Columns.ACTION_DIST_INPUTS].masked_fill(
-                mask == 0, FLOAT_MIN)
-            return out
-
-        def _forward_inference(self, batch: dict[str, Any], **kw: Any) -> dict[str, Any]:
-            mask, batch = self._split(batch)
-            return self._masked(super()._forward_inference(batch, **kw), mask)
-
-        def _forward_exploration(self, batch: dict[str, Any], **kw: Any) -> dict[str, Any]:
-            mask, batch = self._split(batch)
-            return self._masked(super()._forward_exploration(batch, **kw), mask)
-
-        def _forward_train(self, batch: dict[str, Any], **kw: Any) -> dict[str, Any]:
-            mask, batch = self._split(batch)
-            return self._masked(super()._forward_train(batch, **kw), mask)
-
-        def compute_values(self, batch: dict[str, Any], embeddings: Any = None) -> Any:
-            if isinstance(batch[Columns.OBS], dict):
-                _, batch = self._split(batch)
-            return super().compute_values(batch, embeddings)
-
-    return MaskedPPOModule
-
-
 def build_config(players: int = 2, seed: int = 0, env_runners: int = 0,
                  batch: int = 1024, minibatch: int = 256, epochs: int = 4,
                  hidden: int = 256, lr: float = 3e-4) -> Any:
@@ -105,6 +52,10 @@ def build_config(players: int = 2, seed: int = 0, env_runners: int = 0,
     from ray.rllib.core.rl_module.multi_rl_module import MultiRLModuleSpec
     from ray.rllib.core.rl_module.rl_module import RLModuleSpec
     from ray.tune.registry import register_env
+
+    from agents.bridges.rllib_agent import MaskedPPOModule, quiet_rllib_notices
+
+    quiet_rllib_notices()  # two notices of RLlib's own that no setting avoids
 
     if __name__ != "__main__":  # imported (a test): Ray workers get this module by value
         import ray.cloudpickle
@@ -118,35 +69,20 @@ def build_config(players: int = 2, seed: int = 0, env_runners: int = 0,
         .framework("torch")
         .env_runners(num_env_runners=env_runners, num_envs_per_env_runner=1,
                      num_cpus_per_env_runner=1)
+        # a runner that dies stops the run with its error: RLlib keeps the runners'
+        # config in the object store, so Ray logs (at error level) that restarting them
+        # may fail
+        .fault_tolerance(restart_failed_env_runners=False)
         .learners(num_learners=0)
         .multi_agent(policies={POLICY}, policy_mapping_fn=lambda agent_id, *a, **k: POLICY)
         .rl_module(rl_module_spec=MultiRLModuleSpec(rl_module_specs={
-            POLICY: RLModuleSpec(module_class=masked_module_class(),
+            POLICY: RLModuleSpec(module_class=MaskedPPOModule,
                                  model_config={"fcnet_hiddens": [hidden, hidden],
                                                "vf_share_layers": True})}))
         .training(train_batch_size_per_learner=batch, minibatch_size=minibatch,
                   num_epochs=epochs, lr=lr, gamma=1.0, lambda_=0.95, entropy_coeff=0.0)
-        .debugging(seed=seed)
+        .debugging(seed=seed, log_sys_usage=False)  # no GPU monitoring (and no notice)
     )
-
-
-class RLlibAgent:
-    """A trained shared policy as a kit agent: the arg-max of its masked logits."""
-
-    def __init__(self, module: Any, spec: str = "rllib") -> None:
-        self.module, self.spec = module, spec
-
-    def act(self, info: InfoSet) -> int:
-        import torch
-        from ray.rllib.core.columns import Columns
-
-        mask = np.zeros(N_ACTIONS, np.int8)
-        mask[list(info.legal_actions)] = 1
-        obs = {"observation": torch.from_numpy(encode_info(info)[None]),
-               "action_mask": torch.from_numpy(mask[None])}
-        with torch.no_grad():
-            out = self.module.forward_inference({Columns.OBS: obs})
-        return int(out[Columns.ACTION_DIST_INPUTS][0].argmax())
 
 
 def train(iterations: int, players: int = 2, seed: int = 0, env_runners: int = 0,
@@ -200,6 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--eval-hands", type=int, default=200,
                    help="paired hands against greedy after training (0: skip)")
     args = p.parse_args(argv)
+    explicit_auth_mode(args.address)  # before Ray is imported: no notice about it
     try:
         import ray
         import ray.rllib  # noqa: F401

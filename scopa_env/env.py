@@ -18,7 +18,7 @@ for agent in env.agent_iter():
 |---|---|
 | agents | `player_0` … `player_{n-1}`; teams are seat % 2 (0 and 2 vs 1 and 3) |
 | action space | `Discrete(16204)`: the fixed (played card, captured set) catalogue of actions.md |
-| observation space | `Dict{"observation": Box(0, inf, (216,), float32), "action_mask": Box(0, 1, (16204,), int8)}` |
+| observation space | `Dict{"observation": Box(0, OBS_HIGH, (216,), float32), "action_mask": Box(0, 1, (16204,), int8)}` (finite bounds: `scopa_env.observation.OBS_HIGH`) |
 | action mask | non-zero only for the agent to move, on exactly its legal ids |
 | rewards | `reward="match"` (default): +1 to the winning team's seats, -1 to the others at match end, 0 at every other step. `reward="points"`: at each hand end, own team's hand points minus the other team's (zero-sum). With `episode="hand"` and `reward="match"`, the sign of the hand's margin. |
 | episodes | `episode="match"` (default, to `target_score`) or `"hand"` (one hand) |
@@ -50,7 +50,7 @@ from .cards import CODES, cards_of
 from .episode import EPISODES, REWARDS, check_choice, check_seed
 from .game import GameState, IllegalMoveError, apply, new_match, raise_illegal
 from .moves import N_ACTIONS, action_text, legal_actions
-from .observation import OBS_DIM, InfoSet, encode, info_set
+from .observation import OBS_DIM, OBS_HIGH, InfoSet, bounded, encode, info_set
 from .play import derive_seed
 from .records import MatchRecorder
 from .rules import Rules, make_rules
@@ -93,7 +93,7 @@ class raw_env(AECEnv):
         self.agent_name_mapping = {a: i for i, a in enumerate(self.possible_agents)}
         self._agent_names = agent_names or ["env"] * n
         obs_space = spaces.Dict({
-            "observation": spaces.Box(0.0, np.inf, (OBS_DIM,), np.float32),
+            "observation": spaces.Box(0.0, OBS_HIGH, (OBS_DIM,), np.float32),
             "action_mask": spaces.Box(0, 1, (N_ACTIONS,), np.int8),
         })
         self.observation_spaces = dict.fromkeys(self.possible_agents, obs_space)
@@ -204,7 +204,7 @@ class raw_env(AECEnv):
         mask = np.zeros(N_ACTIONS, dtype=np.int8)
         if agent == self.agent_selection and not self.terminations.get(agent, True):
             mask[self._legal] = 1
-        return {"observation": encode(self._state, seat), "action_mask": mask}
+        return {"observation": bounded(encode(self._state, seat)), "action_mask": mask}
 
     def info_set(self, agent: str) -> InfoSet:
         """The agent's information set (legal moves filled in when it is to move)."""

@@ -68,6 +68,27 @@ SCALARS = slice(CARD_SETS.stop, OBS_DIM)
 DECK_SCALE = N_CARDS  # deck count / 40
 SCOPE_SCALE = 10  # scope this hand / 10
 NOBODY = 2  # LAST_CAPTURE's column when nobody has captured yet this hand
+MATCH_SCORE_CAP = 10.0
+"""Where the environments' match-score features saturate (10 x target_score: tied
+matches go on, so a score has no bound; no match gets near this)."""
+
+
+def _obs_high() -> np.ndarray:
+    high = np.ones(OBS_DIM, np.float32)  # card sets, sizes, counts, one-hots: 0..1
+    high[SCOPE] = (N_CARDS - 1) / SCOPE_SCALE  # at most one scopa per move of a hand
+    high[MATCH_SCORE] = MATCH_SCORE_CAP
+    return high
+
+
+OBS_HIGH = _obs_high()
+"""The upper bounds of the observation's features (the lower ones are 0): the finite
+``Box`` of the Gymnasium and PettingZoo environments, which clip to it (``bounded``)."""
+
+
+def bounded(obs: np.ndarray) -> np.ndarray:
+    """``obs`` clipped (in place) to ``OBS_HIGH``: only a match score past
+    ``MATCH_SCORE_CAP`` x target changes."""
+    return np.minimum(obs, OBS_HIGH, out=obs)
 
 
 def within(part: slice, whole: slice) -> slice:

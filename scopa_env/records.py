@@ -7,10 +7,19 @@ import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .cards import CODES, RANK, RANK_MASK, SUIT, card_id, cards_of, mask_of
-from .files import writable_file
+from .files import (
+    DamagedFile,
+    append_lines,
+    file_errors,
+    last_line,
+    line_number,
+    require_complete,
+    shared_lock,
+    writable_file,
+)
 from .game import GameState, HandResult, IllegalMoveError, StepResult, apply, new_match
 from .moves import ACE_ALL_BASE, action_id
 from .rules import OPTION_NAMES, make_rules
@@ -79,63 +88,62 @@ def match_record(rules: dict[str, Any], *, seed: int, players: list[str],
             "hands": hands, "match_score": list(match_score), "winner": winner}
 
 
-TAIL = 1 << 16  # bytes read at a time from the end of a file to find its last line
-
-
 def append_records(path: str | os.PathLike, records: list[dict[str, Any]]) -> None:
-    """Append records, one whole line each, flushed and fsynced. A file whose last line
-    is damaged (a write cut short) is refused (``RecordError`` naming the file and the
-    line), so a new record is never glued onto it."""
-    check_appendable(path)
+    """Append records, one whole line each, flushed and fsynced, under a lock of the file
+    (``files.append_lines``), so processes appending to one file at once each append
+    whole records. A file whose last line is damaged (a write cut short) is refused
+    (``RecordError`` naming the file and the line), so a new record is never glued onto
+    it; a file error (no space, no permission) is a ``FileProblem`` naming the file."""
+    try:
+        p = writable_file(path, "records file")
+    except ValueError as e:
+        raise RecordError(str(e)) from None
     text = "".join(json.dumps(r, separators=(",", ":")) + "\n" for r in records)
-    with open(path, "a", encoding="utf-8") as f:
-        f.write(text)
-        f.flush()
-        os.fsync(f.fileno())
+    try:
+        append_lines(p, text, doing="append records to", check=lambda f: _check_tail(p, f))
+    except DamagedFile as e:
+        raise RecordError(str(e)) from None
 
 
 def check_appendable(path: str | os.PathLike) -> None:
     """``RecordError`` unless records can be appended to ``path``: its folder exists, it
-    is not a folder, and its last line (if any) is a whole, well-formed record."""
+    is not a folder, and its last line (if any) is a whole, well-formed record (read
+    under a shared lock, so a writer mid-append is waited for, not taken for damage)."""
     try:
         p = writable_file(path, "records file")
     except ValueError as e:
         raise RecordError(str(e)) from None
     if not p.exists():
         return
-    with open(p, "rb") as f:
-        size = f.seek(0, os.SEEK_END)
-        pos, tail = size, b""
-        while pos > 0 and b"\n" not in tail.rstrip():  # back to the last line's start
-            step = min(pos, TAIL)
-            pos -= step
-            f.seek(pos)
-            tail = f.read(step) + tail
-    body, _, after = tail.rpartition(b"\n")
-    if after.strip():
-        problem = "is incomplete (no newline at its end: a write was cut short?)"
-    else:
-        _, newline, last = body.rstrip().rpartition(b"\n")
-        if not last.strip():
-            return
-        first = pos == 0 and not newline  # the file's first line may start with a BOM
+    with shared_lock(p, "read the records file") as f:
         try:
-            check_schema(json.loads(last.decode("utf-8-sig" if first else "utf-8")))
-            return
-        except (ValueError, RecursionError) as e:  # JSON, UTF-8 and schema errors
-            problem = f"is damaged ({' '.join(str(e).split())})"
-    with open(p, "rb") as f:
-        lines = sum(chunk.count(b"\n") for chunk in iter(lambda: f.read(TAIL), b""))
-    n = lines + 1 if after.strip() else lines - body[len(body.rstrip()):].count(b"\n")
-    raise RecordError(f"{p}:{n}: the last line {problem}; remove or repair it before "
-                      f"appending records to this file")
+            require_complete(f, p, "append records to")
+        except DamagedFile as e:
+            raise RecordError(str(e)) from None
+        _check_tail(p, f)
+
+
+def _check_tail(p: Path, f: BinaryIO) -> None:
+    """``RecordError`` naming the file and the line unless the (complete) last line of
+    ``f`` is a well-formed record."""
+    line, _, start = last_line(f)
+    if not line:
+        return
+    try:  # the file's first line may start with a BOM
+        check_schema(json.loads(line.decode("utf-8-sig" if start == 0 else "utf-8")))
+    except (ValueError, RecursionError) as e:  # JSON, UTF-8 and schema errors
+        raise RecordError(f"{p}:{line_number(f, start)}: the last line is damaged "
+                          f"({' '.join(str(e).split())}); remove or repair it before you "
+                          f"append records to this file") from None
 
 
 def iter_records(path: str | os.PathLike) -> Iterator[tuple[int, dict[str, Any]]]:
     """Yield ``(line number, record)`` for each record of a ``.jsonl`` file; a line that
     is not UTF-8, not JSON or not a well-formed record raises ``RecordError`` naming the
     file, the line number and the problem."""
-    with open(path, "rb") as f:
+    with file_errors(path, "read records from"):
+        f = open(path, "rb")
+    with f:
         for n, raw in enumerate(f, 1):
             try:
                 line = raw.decode("utf-8-sig" if n == 1 else "utf-8")

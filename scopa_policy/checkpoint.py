@@ -26,13 +26,14 @@ from __future__ import annotations
 import io
 import os
 import re
-import secrets
 import time
 import warnings
 from pathlib import Path
 from typing import Any
 
 import torch
+
+from scopa_env.files import write_atomic  # noqa: F401  (imported from here by scopa_train)
 
 from .features import ACTION_DIM
 from .last_deal_net import LastDealConfig, LastDealNet
@@ -47,7 +48,8 @@ class CheckpointError(ValueError):
 
 
 def save_atomic(obj: dict[str, Any], path: str | Path) -> Path:
-    """``torch.save`` into memory, then ``write_atomic``.
+    """``torch.save`` into memory, then ``write_atomic`` (a file error is a
+    ``FileProblem`` naming ``path``).
 
     (Serialising into memory first keeps a Ctrl-C out of torch's archive writer: a signal
     handler that raises inside the writer's file callbacks can be swallowed there, or
@@ -63,28 +65,6 @@ def save_atomic(obj: dict[str, Any], path: str | Path) -> Path:
             raise KeyboardInterrupt from None
         raise
     return write_atomic(buffer.getbuffer(), path)
-
-
-def write_atomic(data: bytes | memoryview, path: str | Path) -> Path:
-    """Write ``data`` to a temp file in ``path``'s folder, fsync, then ``os.replace``:
-    a Ctrl-C at any point leaves ``path`` as it was, removes the temp file and raises
-    ``KeyboardInterrupt``."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    # The name is fixed before the file exists, so a Ctrl-C at any point (even while the
-    # file is being created) finds it to remove.
-    tmp = path.parent / f".{path.name}.{os.getpid()}.{secrets.token_hex(6)}.tmp"
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # umask applies
-        with os.fdopen(fd, "wb") as fh:
-            fh.write(data)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        tmp.unlink(missing_ok=True)
-        raise
-    return path
 
 
 _TEMP = re.compile(r"\..+\.pt\.(?:(\d+)\.)?[^.]+\.tmp")

@@ -40,6 +40,7 @@ import numpy as np
 import torch
 import yaml
 
+from scopa_env.files import append_lines, write_atomic
 from scopa_policy.checkpoint import (
     CheckpointError,
     build_model,
@@ -140,7 +141,8 @@ def clean_run_temps(run_dir: Path, log: Log) -> None:
 
 def write_config(cfg: StageConfig, run_dir: Path) -> None:
     """The stage's resolved config as ``config.yaml`` in its folder."""
-    (run_dir / "config.yaml").write_text(yaml.safe_dump(cfg.to_dict(), sort_keys=False))
+    write_atomic(yaml.safe_dump(cfg.to_dict(), sort_keys=False).encode(),
+                 run_dir / "config.yaml", "write the stage's config to")
 
 
 def init_path(cfg: StageConfig) -> str | Path:
@@ -367,6 +369,11 @@ class Stage:
                 post[spec] = f"{m['mean']:+.2f}"
             self.bar.set_postfix(post, refresh=False)
 
+    def record(self, entry: dict[str, Any]) -> None:
+        """One line of ``evaluations.jsonl`` (appended whole, under the file's lock)."""
+        append_lines(self.run_dir / "evaluations.jsonl", json.dumps(entry) + "\n",
+                     doing="append an evaluation to")
+
     def say(self, line: str) -> None:
         """A log line that leaves the progress bar in place."""
         if self.bar is not None and not self.bar.disable and self.log is print:
@@ -401,8 +408,7 @@ class Stage:
                    wall_seconds=c.wall_seconds,
                    recipe_seconds=self.clock_offset + c.wall_seconds,
                    eval_seconds=time.perf_counter() - t0)
-        with open(self.run_dir / "evaluations.jsonl", "a") as fh:
-            fh.write(json.dumps(res) + "\n")
+        self.record(res)
         values = {"eval/rating_elo": res["rating"], "eval/seconds": res["eval_seconds"]}
         for spec, m in res["margins"].items():
             name = tag_name(spec)

@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from scopa_env.files import write_atomic
 from scopa_policy.checkpoint import CheckpointError, load_checkpoint
 
 from .config import (
@@ -67,7 +68,7 @@ def write_recipe(run_dir: Path, recipe: Recipe) -> None:
         except (OSError, yaml.YAMLError, AttributeError):
             pass
     doc = {"digest": digest, "config": recipe.data}
-    f.write_text(yaml.safe_dump(doc, sort_keys=False))
+    write_atomic(yaml.safe_dump(doc, sort_keys=False).encode(), f, "write the run's recipe to")
 
 
 def read_recipe(run_dir: Path) -> dict[str, Any]:

@@ -15,6 +15,7 @@ import os
 from typing import Any
 
 from scopa_env.cards import CODES, cards_of
+from scopa_env.files import file_errors
 from scopa_env.game import GameState, apply
 from scopa_env.moves import ACE_ALL_BASE, action_text
 from scopa_env.records import replay
@@ -78,7 +79,8 @@ def match_data(rec: dict[str, Any], *, match: int = 1, source: str = "") -> dict
                              move_dict(m.seat, st.action, m.card, m.capture, m.scopa), over))
     extra = [k for k in ("re_bello", "napola") if getattr(rules, k)]
     return {"format": "scopa-replay/1", "source": source, "match": match,
-            "rules": rules.to_dict(), "seed": rec["seed"], "players": list(rec["players"]),
+            "rules": rules.to_dict(), "players": list(rec["players"]),
+            "seed": str(rec["seed"]),  # as text: JavaScript numbers round past 2**53
             "match_score": list(rec["match_score"]), "winner": rec.get("winner"),
             "point_keys": ["carte", "denari", "settebello", "primiera", "scope", *extra],
             "hands": hands, "frames": frames}
@@ -114,6 +116,6 @@ def write_replay_page(path: str | os.PathLike, rec: dict[str, Any], *, match: in
         raise OSError(f"cannot write {os.fspath(path)}: folder {folder} does not exist")
     text = replay_page(rec, match=match, source=source, seat=seat)
     data = text.encode("utf-8")
-    with open(path, "wb") as f:
+    with file_errors(path, "write the replay page to"), open(path, "wb") as f:
         f.write(data)
     return len(data)

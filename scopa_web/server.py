@@ -4,7 +4,8 @@ A ``ThreadingHTTPServer`` from the standard library (no web framework to install
 ``GET /`` is the play page (one HTML file, CSS and JavaScript inline), and a small
 JSON API drives the games, one per session id (each browser tab keeps its own):
 
-- ``POST /api/new`` (body ``{"seed": N}`` optional) starts a match: ``201`` with
+- ``POST /api/new`` (body ``{"seed": N}`` optional; N a number or a string of digits)
+  starts a match: ``201`` with
   ``{"game": ID, "view": ..., "events": [...]}`` (the agents' moves before the
   person's first turn);
 - ``GET /api/game/ID``: the person's view and the match's moves so far (``log``);
@@ -21,6 +22,7 @@ A bad request gets ``{"error": MESSAGE}`` with a 4xx status; an unexpected failu
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import secrets
 import socket
@@ -35,6 +37,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from agents import make_agent
+from agents.commands import MAX_SEED
 from scopa_env.cards import CODES, cards_of
 from scopa_env.game import GameState, apply, new_match
 from scopa_env.moves import action_move, action_text, parse_action
@@ -46,7 +49,10 @@ from scopa_env.rules import Rules
 from . import asset, fill
 from .html import move_dict
 
-MAX_GAMES = 200  # live games kept; the least recently used one goes first
+MAX_GAMES = 1000  # games kept: a finished one goes first (the oldest), else the least
+# recently used; a finished game keeps its record (a few KiB), not its agents
+IDLE_TIMEOUT = 120  # seconds a kept-alive connection may stay idle
+BACKLOG = 1024  # connections waiting to be accepted (the standard library's 5 drops SYNs)
 MAX_BODY = 16 * 1024
 HUMAN = "human"
 
@@ -98,6 +104,8 @@ class Game:
                                "match_score": list(s.match_score)})
             if not s.done:
                 start_deal(self.agents.values())
+            else:
+                self.agents = {}  # a search agent's caches are not kept past the match
         self.log.append(event)
         if h is None:
             return {**event, "view": self.view()}
@@ -147,6 +155,7 @@ class Game:
             legal.append({"id": a, "text": action_text(a), "card": CODES[mv.card],
                           "capture": _codes(mv.capture), "takes_all": mv.takes_all})
         return {"game": self.id, "seat": self.seat, "players": s.rules.players,
+                "seed": str(s.seed),  # as text: JavaScript numbers round past 2**53
                 "names": self.names, "rules": s.rules.to_dict(), "hand_index": s.hand_index,
                 "dealer": info.dealer, "to_move": s.to_move if live else None,
                 "hand": _codes(info.hand), "table": _codes(info.table),
@@ -162,8 +171,20 @@ class Game:
         return json.dumps(self.recorder.record, separators=(",", ":")) + "\n"
 
 
+def request_seed(seed: Any) -> int | None:
+    """The seed of ``POST /api/new``: none, an integer, or its decimal digits as a string
+    (how the page sends it: a JavaScript number would round seeds past 2**53)."""
+    if isinstance(seed, str) and seed.isascii() and seed.isdigit():
+        seed = int(seed)
+    if seed is not None and (type(seed) is not int or not 0 <= seed <= MAX_SEED):
+        raise ApiError(400, f"seed must be a non-negative integer up to {MAX_SEED} (a number "
+                            f"or a string of digits), got {seed!r}")
+    return seed
+
+
 class Lobby:
-    """The live games by id, at most ``MAX_GAMES`` (least recently used dropped)."""
+    """The games by id, at most ``MAX_GAMES``: past it, the least recently used finished
+    game is dropped, else the least recently used one."""
 
     def __init__(self, rules: Rules, opponent: str, seat: int, seed: int | None):
         if not 0 <= seat < rules.players:
@@ -191,7 +212,11 @@ class Lobby:
         with self.lock:
             self.games[game.id] = game
             while len(self.games) > MAX_GAMES:
-                self.games.popitem(last=False)
+                done = next((g for g, x in self.games.items() if x.state.done), None)
+                if done is None:
+                    self.games.popitem(last=False)
+                else:
+                    del self.games[done]
         return game
 
     def get(self, gid: str) -> Game:
@@ -208,12 +233,16 @@ class Handler(BaseHTTPRequestHandler):
     """The play page and the JSON API; every failure answers JSON, none stops the server."""
 
     server_version = "scopa-serve/1"
+    protocol_version = "HTTP/1.1"  # keep-alive: a tab's requests share one connection
+    timeout = IDLE_TIMEOUT  # an idle kept-alive connection is closed (its thread ends)
     lobby: Lobby  # set on the subclass that ``make_server`` builds
+    _body_read = False  # this request's body was read (else the connection is closed)
 
     def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 (base signature)
         pass  # quiet: errors are answered to the browser, crashes printed in _handle
 
     def _dispatch(self) -> None:
+        self._body_read = False
         self._handle(self.command)  # the request's method, parsed by the base class
 
     do_GET = do_POST = do_PUT = do_DELETE = do_HEAD = do_PATCH = do_OPTIONS = _dispatch
@@ -254,10 +283,7 @@ class Handler(BaseHTTPRequestHandler):
             return self._send(204, "image/x-icon", b"")
         if parts == ["api", "new"]:
             self._allow(method, "POST")
-            seed = self._body().get("seed")
-            if seed is not None and (type(seed) is not int or seed < 0):
-                raise ApiError(400, f"seed must be a non-negative integer, got {seed!r}")
-            game = self.lobby.new(seed)
+            game = self.lobby.new(request_seed(self._body().get("seed")))
             with game.lock:
                 events = game.advance()
                 return self._json(201, {"game": game.id, "view": game.view(),
@@ -303,6 +329,7 @@ class Handler(BaseHTTPRequestHandler):
         if length < 0 or length > MAX_BODY:
             raise ApiError(413, f"request body of {length} bytes: at most {MAX_BODY}")
         raw = self.rfile.read(length) if length else b""
+        self._body_read = True
         if not raw.strip():
             return {}
         try:
@@ -337,6 +364,12 @@ class Handler(BaseHTTPRequestHandler):
     def _send(self, status: int, ctype: str, body: bytes,
               headers: dict[str, str] | None = None) -> None:
         self.send_response(status, HTTPStatus(status).phrase)
+        request = getattr(self, "headers", None)  # none for a garbled request line
+        if not self._body_read and request is not None and request.get(
+                "Content-Length", "0").strip() not in ("", "0"):
+            self.close_connection = True  # an unread body would be taken for a request
+        if self.close_connection:
+            self.send_header("Connection", "close")
         self.send_header("Content-Type", ctype)
         self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", "no-store")
@@ -347,7 +380,12 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
 
 
-class _Server6(ThreadingHTTPServer):
+class _Server(ThreadingHTTPServer):
+    request_queue_size = BACKLOG  # many players connecting at once wait, not retry
+    daemon_threads = True
+
+
+class _Server6(_Server):
     address_family = socket.AF_INET6
 
 
@@ -359,13 +397,32 @@ def make_server(rules: Rules, opponent: str, *, host: str = "127.0.0.1", port: i
         raise ValueError(f"--port {port} is not a port number (0-65535; 0 picks a free one)")
     lobby = Lobby(rules, opponent, seat, seed)
     handler = type("ScopaHandler", (Handler,), {"lobby": lobby})
-    server_class = _Server6 if ":" in host else ThreadingHTTPServer
+    server_class = _Server6 if ":" in host else _Server
     try:
         server = server_class((host, port), handler)
     except OSError as e:
         raise OSError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
     server.daemon_threads = True
     return server
+
+
+def exposure_warning(host: str) -> str | None:
+    """The warning for a server reachable from other machines (``host`` is not a
+    loopback address), or None."""
+    name = host.strip("[]")
+    if name.lower() == "localhost":
+        return None
+    try:
+        addr = ipaddress.ip_address(name)
+    except ValueError:  # a host name: where it points decides who can reach it
+        addr = None
+    if addr is not None and addr.is_loopback:
+        return None
+    where = ("every network this machine is on" if addr is not None and addr.is_unspecified
+             else f"the network of {host}")
+    return (f"scopa serve: warning: listening on {host}: anyone who can reach this machine "
+            f"on {where} can open the page and play (no login; each game uses this "
+            f"machine's CPU). Use --host 127.0.0.1 to keep it to this machine.")
 
 
 def serve(rules: Rules, opponent: str, *, host: str = "127.0.0.1", port: int = 8765,
@@ -376,6 +433,9 @@ def serve(rules: Rules, opponent: str, *, host: str = "127.0.0.1", port: int = 8
     shown = f"[{h}]" if ":" in str(h) else h
     print(f"scopa serve: {rules.name} ({rules.players} players, to {rules.target_score}) "
           f"against {opponent}; open http://{shown}:{p}/  (Ctrl-C stops)", flush=True)
+    warning = exposure_warning(host)
+    if warning:
+        print(warning, file=sys.stderr, flush=True)
     started = time.monotonic()
     try:
         server.serve_forever()

@@ -210,6 +210,10 @@ def test_a_whole_match_over_the_api_gives_a_verified_record(server, tmp_path: Pa
     rec = json.loads(rec_text)
     verify_record(rec)
     assert rec["seed"] == 3 and rec["players"] == ["human", "greedy"]
+    assert view["seed"] == "3"  # as text: a JavaScript number would round a big one
+    big = 3429124248386577504  # past 2**53, sent and shown as a string of digits
+    status, new = client.call("POST", "/api/new", {"seed": str(big)})
+    assert status == 201 and new["view"]["seed"] == str(big)
     moves = [m for h in rec["hands"] for m in h["moves"]]
     assert [(e["seat"], e["card"], e["capture"], e["scopa"]) for e in events] == [
         (m["seat"], m["card"], m["capture"], m["scopa"]) for m in moves]
@@ -259,6 +263,7 @@ def test_bad_requests_get_json_errors_and_the_server_goes_on(server) -> None:
         ("POST", "/api/new", None, b"[1, 2]", 400, "must be a JSON object"),
         ("POST", "/api/new", {"seed": -1}, None, 400, "seed must be a non-negative integer"),
         ("POST", "/api/new", {"seed": "x"}, None, 400, "seed must be"),
+        ("POST", "/api/new", {"seed": str(2**63)}, None, 400, "seed must be"),
         ("POST", move, {}, None, 400, 'needs "action"'),
         ("POST", move, {"action": "3"}, None, 400, "must be a catalogue id"),
         ("POST", move, {"action": 99999}, None, 400, "is not a catalogue id"),
@@ -400,6 +405,66 @@ def test_scopa_serve_runs_and_stops_on_ctrl_c() -> None:
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == 0 and "Traceback" not in err and "stopped" in out
+    assert "warning" not in err  # 127.0.0.1: this machine only, nothing to warn about
+
+
+def test_a_host_other_than_this_machine_is_warned_about() -> None:
+    import signal
+
+    from scopa_web.server import exposure_warning
+
+    for local in ("127.0.0.1", "localhost", "::1", "[::1]", "127.0.0.2"):
+        assert exposure_warning(local) is None
+    assert "anyone who can reach this machine on every network" in exposure_warning("0.0.0.0")
+    assert "on the network of 192.168.1.5 can open the page and play" in \
+        exposure_warning("192.168.1.5")
+    assert "--host 127.0.0.1" in exposure_warning("::")
+    code = "import sys; from scopa_cli import main; sys.exit(main(sys.argv[1:]))"
+    proc = subprocess.Popen([sys.executable, "-c", code, "serve", "--host", "0.0.0.0",
+                             "--port", "0"], cwd=ROOT, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None and proc.stderr is not None
+        assert "open http://0.0.0.0:" in proc.stdout.readline()
+        warning = proc.stderr.readline()
+        assert warning.startswith("scopa serve: warning: listening on 0.0.0.0: anyone who "
+                                  "can reach this machine"), warning
+        proc.send_signal(signal.SIGINT)
+        proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+
+
+def test_request_bodies_are_capped_and_connections_kept_alive(server) -> None:
+    import socket
+
+    srv, _ = server
+
+    def exchange(sock: socket.socket, raw: bytes) -> tuple[bytes, dict]:
+        sock.sendall(raw)
+        reply = b""
+        while b"\r\n\r\n" not in reply:
+            reply += sock.recv(65536)
+        head, _, body = reply.partition(b"\r\n\r\n")
+        length = int(re.search(rb"Content-Length: (\d+)", head).group(1))
+        while len(body) < length:
+            body += sock.recv(65536)
+        return head, json.loads(body)
+
+    with socket.create_connection(srv.server_address[:2], timeout=10) as sock:
+        ask = b"POST /api/new HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
+        head, first = exchange(sock, ask)
+        assert head.startswith(b"HTTP/1.1 201") and b"Connection: close" not in head
+        head, second = exchange(sock, ask)  # the same connection, kept alive
+        assert head.startswith(b"HTTP/1.1 201") and second["game"] != first["game"]
+        # a body past the cap is refused from its Content-Length, without waiting for it
+        # (none is sent), and the connection is closed: the body would follow
+        head, err = exchange(sock, b"POST /api/new HTTP/1.1\r\nHost: x\r\n"
+                                   b"Content-Length: 1000000000\r\n\r\n")
+        assert head.startswith(b"HTTP/1.1 413") and b"Connection: close" in head
+        assert f"at most {MAX_BODY}" in err["error"]
+        assert sock.recv(1) == b""  # closed by the server
 
 
 def test_the_web_layer_loads_no_higher_layer_and_the_engine_not_it() -> None:
@@ -410,3 +475,22 @@ def test_the_web_layer_loads_no_higher_layer_and_the_engine_not_it() -> None:
     assert out == "[]"
     engine = " ".join(p.read_text() for p in (ROOT / "scopa_env").glob("*.py"))
     assert "scopa_web" not in engine
+
+
+def test_the_lobby_drops_finished_games_first(monkeypatch) -> None:
+    import scopa_web.server as server
+
+    monkeypatch.setattr(server, "MAX_GAMES", 3)
+    lobby = server.Lobby(make_rules("scopa"), "greedy", 0, 1)
+    games = [lobby.new(None) for _ in range(3)]
+    finished = games[1]
+    finished.advance()
+    while not finished.state.done:
+        finished.play(finished.state.legal_actions()[0])
+    assert finished.agents == {}  # its agents are let go; its record stays
+    verify_record(json.loads(finished.record_line()))
+    lobby.get(games[0].id)  # the oldest is used again; games[2] is now the oldest live one
+    extra = lobby.new(None)
+    assert list(lobby.games) == [games[2].id, games[0].id, extra.id]  # the finished one went
+    lobby.new(None)  # no finished game left: the least recently used goes
+    assert list(lobby.games)[0] == games[0].id and games[2].id not in lobby.games

@@ -388,3 +388,34 @@ def test_two_tabs_play_two_matches(driver: Any, server: tuple[str, Any]) -> None
     snap = _wait(driver, _ready)
     assert snap["game"] == first and snap["log"] == [e["text"] for e in lobby.get(first).log]
     _no_page_errors(driver)
+
+
+BIG_SEED = 3429124248386577504  # past 2**53: a JavaScript number would show ...577400
+
+
+def test_seeds_past_2_to_the_53_are_shown_exactly(driver: Any, server: tuple[str, Any],
+                                                  tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    rec = play_match(make_rules("scopa"), BIG_SEED, [make_agent("greedy", seed=1),
+                                                     make_agent("random", seed=2)],
+                     ["greedy", "random"])
+    records = tmp_path / "big.jsonl"
+    append_records(records, [rec])
+    page = tmp_path / "big.html"
+    assert scopa(["replay", str(records), "--html", str(page)]) == 0
+    driver.get(page.as_uri())
+    seed = next(read_records(records))["seed"]
+    assert seed == BIG_SEED
+    assert f"seed {seed} ·" in driver.find_element(By.ID, "info").text
+    assert driver.execute_script("return DATA.seed") == str(seed)
+
+    # the play page: ?seed= reaches the server whole, and the page shows it whole
+    base, lobby = server
+    driver.get(f"{base}/?delay=0")
+    driver.execute_script("sessionStorage.clear()")
+    driver.get(f"{base}/?seed={BIG_SEED}&delay=0")
+    snap = _wait(driver, _ready)
+    assert lobby.get(snap["game"]).state.seed == BIG_SEED
+    assert f"seed {BIG_SEED} ·" in driver.find_element(By.ID, "info").text
+    _no_page_errors(driver)

@@ -21,7 +21,7 @@ episode is over, and returns the learner's observation and its reward over that 
 | | |
 |---|---|
 | action space | `Discrete(16204)`: the fixed (played card, captured set) catalogue of docs/spec/actions.md |
-| observation space | `Box(0, inf, (216,), float32)`: the learner's observation, as in the AEC env (`scopa_env.observation`) |
+| observation space | `Box(0, OBS_HIGH, (216,), float32)`: the learner's observation, as in the AEC env (`scopa_env.observation`; finite bounds, the match score saturating at 10 x target) |
 | action mask | `env.action_masks()` (bool, 16204; the sb3-contrib `MaskablePPO` convention) and `info["action_mask"]` (int8, for `action_space.sample(mask)`): exactly the learner's legal ids; all zero once the episode is over |
 | rewards | the learner's team's, summed over the moves of one `step`. `reward="match"` (default): +1 / -1 when the match is won / lost, else 0. `reward="points"`: at each hand end, own team's hand points minus the other team's. With `episode="hand"` and `reward="match"`: the sign of the hand's margin |
 | episodes | `episode="match"` (default, to `target_score`) or `"hand"` (one hand); never truncated (a hand has a fixed number of moves) |
@@ -50,7 +50,7 @@ from scopa_env.env import render_text
 from scopa_env.episode import EPISODES, REWARDS, check_choice
 from scopa_env.game import GameState, StepResult, apply, new_match, raise_illegal
 from scopa_env.moves import N_ACTIONS, legal_actions
-from scopa_env.observation import OBS_DIM, encode, info_set
+from scopa_env.observation import OBS_DIM, OBS_HIGH, bounded, encode, info_set
 from scopa_env.play import start_deal
 from scopa_env.rules import Rules, make_rules
 from scopa_env.rules.outcome import hand_end
@@ -99,7 +99,7 @@ class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.reward_mode, self.episode_mode, self.illegal_mode = reward, episode, illegal_action
         self.render_mode = render_mode
         self.specs = self._seat_specs(opponent, partner)
-        self.observation_space = spaces.Box(0.0, np.inf, (OBS_DIM,), np.float32)
+        self.observation_space = spaces.Box(0.0, OBS_HIGH, (OBS_DIM,), np.float32)
         self.action_space = spaces.Discrete(N_ACTIONS)
         # built now, so that a checkpoint that cannot be loaded fails at make(); a seeded
         # reset rebuilds them with seeds drawn from its seed
@@ -225,7 +225,7 @@ class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
 
     # -- views -----------------------------------------------------------------------------
     def _obs(self) -> np.ndarray:
-        return encode(self._state, self.seat)
+        return bounded(encode(self._state, self.seat))
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal ids as a bool mask over the catalogue (sb3-contrib's

@@ -14,6 +14,8 @@ import numpy as np
 from scopa_env.moves import N_ACTIONS
 from scopa_env.observation import OBS_DIM, InfoSet, encode_info
 
+from .batched_policy import BatchedPolicyAgent
+
 INSTALL_HINT = "pip install -e .[sb3]"
 _MODELS: dict[tuple[str, int], Any] = {}  # (resolved path, mtime_ns) -> loaded model
 
@@ -59,7 +61,7 @@ def load_model(path: str) -> Any:
     return _MODELS[key]
 
 
-class SB3Agent:
+class SB3Agent(BatchedPolicyAgent):
     """A ``MaskablePPO`` model as an agent: the legal move its policy rates highest (what
     ``model.predict(obs, action_masks=mask, deterministic=True)`` plays). Only the legal
     ids' rows of the output layer are computed: the policy's distribution over all 16,204
@@ -81,14 +83,7 @@ class SB3Agent:
             features = policy.extract_features(x, policy.pi_features_extractor)
             return policy.mlp_extractor.forward_actor(features).numpy()
 
-    def act(self, info: InfoSet) -> int:
-        return self.act_batch([info])[0]
-
-    def act_batch(self, infos: list[InfoSet]) -> list[int]:
-        """One id per information set, from one batched forward pass."""
-        for info in infos:
-            if not info.legal_actions:
-                raise ValueError(f"seat {info.seat} has no legal move to choose from")
+    def choose(self, infos: list[InfoSet]) -> list[int]:
         latent = self._latent(np.stack([encode_info(i) for i in infos]))
         out = []
         for row, info in enumerate(infos):
@@ -96,9 +91,6 @@ class SB3Agent:
             logits = self._w[legal] @ latent[row] + self._b[legal]
             out.append(int(legal[int(np.argmax(logits))]))
         return out
-
-    def __repr__(self) -> str:
-        return f"<SB3Agent {self.spec}>"
 
 
 __all__ = ["SB3Agent", "load_model", "check_available", "model_path", "INSTALL_HINT"]

@@ -41,6 +41,7 @@ from typing import Any
 import numpy as np
 
 from scopa_env.episode import check_seed
+from scopa_env.files import file_errors
 from scopa_env.game import GameState, IllegalMoveError, apply, new_match
 from scopa_env.observation import info_set
 from scopa_env.play import derive_seed, has_reset
@@ -496,7 +497,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         text = json.dumps(res.to_json(), indent=2)
         print(text if args.json else format_report(res))
         if args.save:
-            with open(args.save, "w", encoding="utf-8") as f:
+            with file_errors(args.save, "save the evaluation to"), \
+                    open(args.save, "w", encoding="utf-8") as f:
                 f.write(text + "\n")
         return 0
 

@@ -21,16 +21,18 @@ for learned agents, the same weights: their ``fingerprint(rules)``).
 from __future__ import annotations
 
 import csv
+import io
 import json
 import re
 import sys
 from collections.abc import Sequence
 from itertools import combinations
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import numpy as np
 
+from scopa_env.files import file_errors, writable_file, write_atomic
 from scopa_env.rules import Rules, resolve_rules
 
 from ..commands import Parser, run
@@ -59,7 +61,8 @@ def run_pairs(specs: Sequence[str], *, hands: int, seed: int, out: Path, rules: 
               log: Any = None, backend: str = "local") -> list[EvalResult]:
     """Evaluate every pair (cached in ``out/pairs``); one result per pair, in order."""
     pairs_dir = out / "pairs"
-    pairs_dir.mkdir(parents=True, exist_ok=True)
+    with file_errors(pairs_dir, "create the ladder's pairs folder"):
+        pairs_dir.mkdir(parents=True, exist_ok=True)
     results = []
     for i, j in combinations(range(len(specs)), 2):
         a, b = specs[i], specs[j]
@@ -77,8 +80,9 @@ def run_pairs(specs: Sequence[str], *, hands: int, seed: int, out: Path, rules: 
         res = evaluate(a, b, hands=hands, seed=seed, rules=rules, players=players,
                        workers=workers, options=options, progress=progress, matches=matches,
                        backend=backend)
-        path.write_text(json.dumps({"params": params, "result": res.to_json()}, indent=1)
-                        + "\n", encoding="utf-8")
+        text = json.dumps({"params": params, "result": res.to_json()}, indent=1) + "\n"
+        # atomic: a ladder run at the same time reads it whole or not at all
+        write_atomic(text.encode("utf-8"), path, "write the pair's result to")
         if log:
             p = res.points_per_hand
             print(f"{res.a} vs {res.b}: {p.margin:+.3f} [{p.ci95[0]:+.3f}, {p.ci95[1]:+.3f}] "
@@ -151,23 +155,29 @@ def fit(names: Sequence[str], results: Sequence[EvalResult]) -> dict[str, Any]:
 
 def write_outputs(out: Path, table: dict[str, Any], meta: dict[str, Any],
                   results: Sequence[EvalResult]) -> None:
-    """ratings.csv, ratings.json, ladder.md and ladder.png in ``out``."""
-    out.mkdir(parents=True, exist_ok=True)
-    with open(out / "ratings.csv", "w", newline="", encoding="utf-8") as f:
-        w = csv.writer(f)
-        w.writerow(["rank", "agent", "elo", "elo_ci95_low", "elo_ci95_high",
-                    "points_per_hand_vs_anchor", "points_ci95_low", "points_ci95_high",
-                    "matches_won", "matches_played"])
-        for k, r in enumerate(table["ratings"], 1):
-            w.writerow([k, r["agent"], f"{r['elo']:.1f}", f"{r['elo_ci95'][0]:.1f}",
-                        f"{r['elo_ci95'][1]:.1f}", f"{r['points_per_hand']:.3f}",
-                        f"{r['points_ci95'][0]:.3f}", f"{r['points_ci95'][1]:.3f}",
-                        r["matches_won"], r["matches_played"]])
+    """ratings.csv, ratings.json, ladder.md, README.md and ladder.png in ``out``, each
+    written atomically (a reader, or a ladder run on the same folder at the same time,
+    never sees half a file); a file error names the file."""
+    f = io.StringIO(newline="")  # the table, as CSV
+    w = csv.writer(f)
+    w.writerow(["rank", "agent", "elo", "elo_ci95_low", "elo_ci95_high",
+                "points_per_hand_vs_anchor", "points_ci95_low", "points_ci95_high",
+                "matches_won", "matches_played"])
+    for k, r in enumerate(table["ratings"], 1):
+        w.writerow([k, r["agent"], f"{r['elo']:.1f}", f"{r['elo_ci95'][0]:.1f}",
+                    f"{r['elo_ci95'][1]:.1f}", f"{r['points_per_hand']:.3f}",
+                    f"{r['points_ci95'][0]:.3f}", f"{r['points_ci95'][1]:.3f}",
+                    r["matches_won"], r["matches_played"]])
     doc = {**meta, **table, "evaluations": [r.to_json() for r in results]}
-    (out / "ratings.json").write_text(json.dumps(doc, indent=1) + "\n", encoding="utf-8")
-    (out / "ladder.md").write_text(markdown(table, meta, results), encoding="utf-8")
+    write_atomic(f.getvalue().encode("utf-8"), out / "ratings.csv", "write the ratings to")
+    write_atomic((json.dumps(doc, indent=1) + "\n").encode("utf-8"), out / "ratings.json",
+                 "write the ratings to")
+    write_atomic(markdown(table, meta, results).encode("utf-8"), out / "ladder.md",
+                 "write the ladder's table to")
     leaderboard.write(out, doc)
-    plot(out / "ladder.png", table, meta)
+    png = io.BytesIO()
+    plot(png, table, meta)
+    write_atomic(png.getbuffer(), out / "ladder.png", "draw the ladder's plot to")
 
 
 def markdown(table: dict[str, Any], meta: dict[str, Any],
@@ -213,7 +223,7 @@ def pairs_markdown(results: Sequence[EvalResult]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def plot(path: Path, table: dict[str, Any], meta: dict[str, Any]) -> None:
+def plot(path: Path | BinaryIO, table: dict[str, Any], meta: dict[str, Any]) -> None:
     """Horizontal bars: Elo and points/hand with their 95% intervals."""
     import matplotlib
     matplotlib.use("Agg")
@@ -235,7 +245,7 @@ def plot(path: Path, table: dict[str, Any], meta: dict[str, Any]) -> None:
     fig.suptitle(f"Ladder: {meta['rules']}, {meta['players']} players, "
                  f"{meta['hands']} paired hands per pair")
     fig.tight_layout()
-    fig.savefig(path, dpi=120)
+    fig.savefig(path, dpi=120, format="png")
     plt.close(fig)
 
 
@@ -257,7 +267,9 @@ def ladder(specs: Sequence[str], *, hands: int, seed: int, out: str | Path,
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise ValueError(f"--out {str(out)!r} is a file: give a folder for the ladder's files")
-    out.mkdir(parents=True, exist_ok=True)
+    with file_errors(out, "create the ladder's folder"):
+        out.mkdir(parents=True, exist_ok=True)
+    writable_file(out / "ratings.json", "ladder output")  # before any pair is played
     results = run_pairs(specs, hands=hands, seed=seed, out=out, rules=rules, players=players,
                         options=options, workers=workers, matches=matches, progress=progress,
                         log=log, backend=backend)

@@ -25,6 +25,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from scopa_env.files import FileProblem, file_errors, write_atomic
+
 REFERENCE = "pimc"  # the agent every other one is measured against (its canonical spec)
 SETTLED_HANDS = 1000
 
@@ -149,9 +151,8 @@ def command_of(doc: dict[str, Any], out: str | Path) -> str:
 
 def write(out: Path, doc: dict[str, Any]) -> Path:
     """``out/README.md`` from the ladder document ``doc``."""
-    path = out / "README.md"
-    path.write_text(render(doc, command_of(doc, out)), encoding="utf-8")
-    return path
+    return write_atomic(render(doc, command_of(doc, out)).encode("utf-8"), out / "README.md",
+                        "write the leaderboard to")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -167,7 +168,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
         src = Path(args.dir) / "ratings.json"
         try:
-            doc = json.loads(src.read_text(encoding="utf-8"))
+            with file_errors(src, "read the ladder's ratings from"):
+                doc = json.loads(src.read_text(encoding="utf-8"))
+        except FileProblem:
+            raise
         except ValueError as e:
             raise ValueError(f"{src} is not a ladder's ratings.json: {e}") from None
         print(f"wrote {write(Path(args.dir), doc)}")

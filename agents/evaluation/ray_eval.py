@@ -16,7 +16,10 @@ the Ray backend is asked for. ``connect`` is shared with the trainer's Ray rollo
 
 from __future__ import annotations
 
+import os
+import sys
 from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any
 
 TASK_RETRIES = 3
@@ -37,12 +40,25 @@ def require_ray() -> Any:
     return ray
 
 
+def explicit_auth_mode(address: str | None) -> None:
+    """Where this process is about to start a new local Ray cluster (no ``address``, no
+    ``RAY_ADDRESS``, no cluster ``ray start`` began here, Ray not yet imported), choose
+    Ray's own default, token authentication, explicitly (``RAY_AUTH_MODE=token``, unless
+    set): Ray then prints no notice about having chosen it. Ray reads the mode when it
+    is imported, so this comes first."""
+    if (address or "RAY_ADDRESS" in os.environ or "ray" in sys.modules
+            or Path("/tmp/ray/ray_current_cluster").exists()):
+        return
+    os.environ.setdefault("RAY_AUTH_MODE", "token")
+
+
 def connect(address: str | None = None) -> Any:
     """The ``ray`` module, connected. An initialised Ray (a test's cluster, a caller's
     ``ray.init``) is used as it is; otherwise ``address`` is joined: ``"auto"`` or
     ``HOST:PORT`` for a running cluster, empty/None for Ray's default (``RAY_ADDRESS``,
     else the cluster ``ray start`` began on this machine, else a new local one that ends
     with this process)."""
+    explicit_auth_mode(address)
     ray = require_ray()
     if not ray.is_initialized():
         try:

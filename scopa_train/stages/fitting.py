@@ -15,7 +15,6 @@ how the held-out share is scored (``score``) and what the checkpoints hold.
 
 from __future__ import annotations
 
-import json
 import math
 import time
 from collections.abc import Callable, Iterator
@@ -226,10 +225,8 @@ class FittingStage(Stage):
         self.net.train(was)
         self.scalars({f"{self.KIND}/heldout_{name}": v for name, v in figures.items()})
         self.advance()
-        with open(self.run_dir / "evaluations.jsonl", "a") as fh:
-            fh.write(json.dumps({"epoch": c.epoch,
-                                 **{f"heldout_{k}": v for k, v in figures.items()},
-                                 "wall_seconds": c.wall_seconds}) + "\n")
+        self.record({"epoch": c.epoch, **{f"heldout_{k}": v for k, v in figures.items()},
+                     "wall_seconds": c.wall_seconds})
         shown = ", ".join(f"{k.replace('_', ' ')} {v:.3f}" for k, v in figures.items())
         self.say(f"epoch {c.epoch}/{self.epochs}: loss {loss:.4f}, held out: {shown} "
                  f"({c.wall_seconds / 60:.1f} min)")

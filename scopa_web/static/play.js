@@ -127,7 +127,7 @@ function render(v) {
   table.id = "table";
   $("table").replaceWith(table);
   $("info").textContent = v.rules.name + ", " + v.players + " players, to " +
-    v.rules.target_score + " · you are seat " + v.seat + " · agents: " + v.names
+    v.rules.target_score + " · seed " + v.seed + " · you are seat " + v.seat + " · agents: " + v.names
       .filter((n, s) => s !== v.seat).join(", ");
   const ms = $("match-score");
   ms.textContent = teamLabel(0) + " " + v.match_score[0] + " – " + v.match_score[1] + " " +
@@ -269,7 +269,8 @@ async function start(fresh) {
       return;
     } catch (e) { /* dropped or the server restarted: start a new match */ }
   }
-  const body = PARAMS.has("seed") ? { seed: parseInt(PARAMS.get("seed"), 10) } : {};
+  // the seed as text: a JavaScript number would round one past 2**53
+  const body = PARAMS.has("seed") ? { seed: PARAMS.get("seed").trim() } : {};
   try {
     const r = await api("POST", "/api/new", body);
     sessionStorage.setItem(KEY, r.game);
