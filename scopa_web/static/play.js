@@ -260,9 +260,12 @@ async function start(fresh) {
   $("hand-over").classList.add("hidden");
   $("choices").classList.add("hidden");
   const id = fresh ? null : sessionStorage.getItem(KEY);
+  const wanted = PARAMS.has("seed") ? PARAMS.get("seed").trim() : null;
   if (id) {
     try {
       const r = await api("GET", "/api/game/" + encodeURIComponent(id));
+      // a link with ?seed= plays that deal: the tab's match of another seed is left
+      if (wanted !== null && String(r.view.seed) !== wanted) throw new Error("another seed");
       LOG = r.log;
       LAST = LOG.length ? LOG[LOG.length - 1] : null;
       render(r.view);
@@ -270,7 +273,7 @@ async function start(fresh) {
     } catch (e) { /* dropped or the server restarted: start a new match */ }
   }
   // the seed as text: a JavaScript number would round one past 2**53
-  const body = PARAMS.has("seed") ? { seed: PARAMS.get("seed").trim() } : {};
+  const body = wanted !== null ? { seed: wanted } : {};
   try {
     const r = await api("POST", "/api/new", body);
     sessionStorage.setItem(KEY, r.game);
