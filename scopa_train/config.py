@@ -114,7 +114,9 @@ class NetworkSection:
 
 @dataclass
 class PPOSection:
-    total_env_steps: int = _f(2_000_000, "environment moves to train for (all seats)", lo=1)
+    total_env_steps: int = _f(2_000_000, "environment moves to train for (all seats); 0: no "
+                              "budget in moves, the stage trains until run.max_minutes or a "
+                              "stop (the schedules then keep their start values)", lo=0)
     reward_scale: float = _f(0.25, "rewards are multiplied by this for learning (value "
                              "targets); logged points stay unscaled", lo=0, lo_open=True)
     learning_rate: float = _f(3e-4, "Adam learning rate", lo=0, hi=1, lo_open=True)

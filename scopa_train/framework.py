@@ -270,7 +270,7 @@ class Stage:
         raise NotImplementedError
 
     def progress_total(self) -> tuple[int, int, str]:
-        """The progress bar's (total, value now, unit)."""
+        """The progress bar's (total, value now, unit); a total of 0: not known."""
         raise NotImplementedError
 
     def describe(self) -> str:
@@ -363,7 +363,7 @@ class Stage:
         """Move the progress bar to where the stage stands."""
         if self.bar is not None:
             total, value, _ = self.progress_total()
-            self.bar.update(min(value, total) - self.bar.n)
+            self.bar.update((min(value, total) if total else value) - self.bar.n)
             post = {"update": str(self.counters.update)}
             for spec, m in (self.last_eval or {}).get("margins", {}).items():
                 post[spec] = f"{m['mean']:+.2f}"
@@ -447,7 +447,8 @@ class Stage:
                                  + "```", self.global_step())
         self.log(f"run directory: {self.run_dir}  ({self.describe()})")
         total, value, unit = self.progress_total()
-        self.bar = tqdm(total=total, initial=min(value, total), unit=unit, unit_scale=True,
+        self.bar = tqdm(total=total or None, initial=min(value, total) if total else value,
+                        unit=unit, unit_scale=True,
                         disable=not self.progress, dynamic_ncols=True, smoothing=0.0,
                         desc=self.KIND)
         try:

@@ -197,3 +197,15 @@ def test_recipe_refusals_are_one_line(tiny: Path, tmp_path: Path,
     one_line(train.main(["--resume", str(run), "--set", "network.hidden_size=64"]),
              "the network section", "does not fit")
     assert (run / "recipe.yaml").read_text() == before
+
+
+def test_a_ppo_stage_without_a_budget_in_moves_runs_until_stopped(tmp_path: Path) -> None:
+    from scopa_train.config import load_config
+
+    cfg = load_config(ROOT / "configs" / "smoke.yaml", [
+        f"run.runs_dir={tmp_path}", "ppo.total_env_steps=0", "evaluation.every_steps=0",
+        "checkpoints.every_steps=0"])
+    lines: list[str] = []
+    out = recipe.start(cfg, progress=False, log=lines.append, stop_after_updates=3)
+    assert not out["finished"] and out["reason"] == "stopped after 3 updates"
+    assert any("updates of 16 games x 36 moves until stopped" in x for x in lines), lines

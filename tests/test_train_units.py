@@ -183,7 +183,7 @@ def test_bad_yaml_files(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="does not exist"):
         load_config(tmp_path / "missing.yaml")
     with pytest.raises(ConfigError, match="'ppo.total_env_steps'.*out of range"):
-        StageConfig(ppo={"total_env_steps": 0})
+        StageConfig(ppo={"total_env_steps": -1})
 
 
 def test_cli_reports_config_errors(capsys: pytest.CaptureFixture[str]) -> None:

@@ -75,13 +75,15 @@ class PPOStage(Stage):
         self.collector = make_collector(cfg)
         self.steps_per_rollout = rollout_length(cfg)
         per_update = cfg.rollouts.num_envs * self.steps_per_rollout
-        self.num_updates = max(1, math.ceil(cfg.ppo.total_env_steps / per_update))
+        # None: no budget in moves (``ppo.total_env_steps: 0``), until the time limit
+        self.num_updates = (max(1, math.ceil(cfg.ppo.total_env_steps / per_update))
+                            if cfg.ppo.total_env_steps else None)
         if PAST in cfg.opponents:
             self.past_pool.append(self._snapshot())
 
     # -- the loop ---------------------------------------------------------------------
     def loop(self) -> str | None:
-        while self.counters.update < self.num_updates:
+        while not self.done():
             lr, ent_coef = self._schedule()
             batch, rollout_stats = self._rollout()
             update_stats = self._update(batch, ent_coef)
@@ -97,14 +99,14 @@ class PPOStage(Stage):
         return None
 
     def done(self) -> bool:
-        return self.counters.update >= self.num_updates
+        return self.num_updates is not None and self.counters.update >= self.num_updates
 
     def _schedule(self) -> tuple[float, float]:
         """This update's learning rate (set on the optimizer) and entropy coefficient:
         linear in the fraction of updates done, from the start values to
         ``lr_final_fraction`` of the rate and to ``ent_coef_final``."""
         p = self.cfg.ppo
-        frac = self.counters.update / self.num_updates
+        frac = self.counters.update / self.num_updates if self.num_updates else 0.0
         lr = p.learning_rate * (1.0 - frac * (1.0 - p.lr_final_fraction))
         ent_coef = p.ent_coef + frac * (p.ent_coef_final - p.ent_coef)
         for group in self.optimizer.param_groups:
@@ -192,12 +194,19 @@ class PPOStage(Stage):
         return self.net, None
 
     def progress_total(self) -> tuple[int, int, str]:
+        if self.num_updates is None:  # no total to show: the bar counts
+            return 0, self.counters.env_steps, " env steps"
         total = self.num_updates * self.cfg.rollouts.num_envs * self.steps_per_rollout
         return total, self.counters.env_steps, " env steps"
 
     def describe(self) -> str:
+        games = f"{self.cfg.rollouts.num_envs} games x {self.steps_per_rollout} moves"
+        if self.num_updates is None:
+            until = (f"until {self.cfg.run.max_minutes:g} min have passed"
+                     if self.cfg.run.max_minutes else "until stopped")
+            return f"PPO, {count_parameters(self.net):,} parameters, updates of {games} {until}"
         return (f"PPO, {count_parameters(self.net):,} parameters, {self.num_updates} updates "
-                f"of {self.cfg.rollouts.num_envs} games x {self.steps_per_rollout} moves")
+                f"of {games}")
 
 
 def update_scalars(rs: RolloutStats, us: UpdateStats, decisions: int, *, lr: float,
