@@ -1,7 +1,8 @@
 """Run a config: its stages in order, in one run folder, resumable by running it again.
 
     runs/NAME-TIMESTAMP/
-        recipe.yaml        the config as given (after --set) and its digest
+        recipe.yaml        the config the run goes on with (after --set) and the
+                           digest of the config it was started with
         STAGE/             one folder a stage (a config without `stages:` trains in the
                            run folder itself): config.yaml, checkpoints/, tensorboard/,
                            evaluations.jsonl, policy.pt
@@ -118,7 +119,12 @@ def check_fits(recipe: Recipe, run_dir: Path) -> None:
         saved = folder / "config.yaml"
         if stage_state(folder) == "new" or not saved.is_file():
             continue
-        old = yaml.safe_load(saved.read_text()) or {}
+        try:
+            old = yaml.safe_load(saved.read_text()) or {}
+        except (OSError, yaml.YAMLError):
+            continue  # unreadable: the stage's own checkpoint is checked when it resumes
+        if not isinstance(old, dict):
+            continue
         if old.get("kind") != cfg.kind:
             raise ConfigError(f"{folder} holds a {old.get('kind')!r} stage; 'kind' cannot "
                               f"change on a resume: start a new run instead")
