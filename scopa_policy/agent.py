@@ -308,12 +308,12 @@ def pretrained_path(rules: Rules, exact: bool = False) -> Path:
 
 
 def say_choice(rules: Rules, choice: WeightsChoice) -> None:
-    """Say on stderr, once per rule set (``SAID_ENV``), which weights play ``rules`` when
-    they were trained with other ``PLAYS_ACROSS`` options."""
+    """Say on stderr, once per rule set (``SAID_ENV``; any match length), which weights
+    play ``rules`` when they were trained with other ``PLAYS_ACROSS`` options."""
     if not choice.differs:
         return
     key = hashlib.sha256(repr(sorted((k, v) for k, v in rules.to_dict().items()
-                                     if k not in SILENT)).encode()).hexdigest()[:12]
+                                     if k != "target_score")).encode()).hexdigest()[:12]
     said = os.environ.get(SAID_ENV, "").split()
     if key in said:
         return
