@@ -9,10 +9,10 @@ ids and plays the best one (or samples from the policy with ``sample=True``).
 rule set in ``scopa_policy/pretrained/`` (``default.pt``: 2-player scopa; ``team4.pt``:
 4-player scopa in teams), each holding the rules it was trained for. It plays every game
 with the closest weights (``choose_weights``): those whose rules equal the game's in
-every option the network sees or that changes the moves (``SILENT`` and ``PLAYS_ACROSS``
-aside), the fewest ``PLAYS_ACROSS`` options differing; it says once on stderr which
-weights play what differs, and refuses, with a message naming the rule sets it has, a
-game no weights fit.
+every option the network sees, that shapes the deal or changes the moves (all but
+``SILENT`` and ``PLAYS_ACROSS``), the fewest ``PLAYS_ACROSS`` options differing; it says
+once on stderr which weights play and what differs, and refuses, with a message naming
+the rule sets it has, a game no weights fit.
 
 A checkpoint with a last-deal scorer (``scopa_policy.last_deal_net``, trained by the
 ``last_deal`` stage kind) plays the decisions of a 2-player last deal (deck empty) with
@@ -223,14 +223,9 @@ class PolicyAgent:
             return float(self.net.value(obs)[0])
 
 
-def _fixed(rules: dict[str, Any]) -> tuple:
-    """The options weights must have been trained with to play ``rules``."""
-    return tuple(sorted((k, v) for k, v in rules.items()
-                        if k not in SILENT and k not in PLAYS_ACROSS))
-
-
 def _blocking(ask: dict[str, Any], trained: dict[str, Any]) -> list[str]:
-    """The options of ``ask`` that keep weights trained for ``trained`` from playing it."""
+    """The options of ``ask`` that keep weights trained for ``trained`` from playing it
+    (every option but ``SILENT`` and ``PLAYS_ACROSS`` must be the same)."""
     return sorted(k for k in set(ask) | set(trained)
                   if k not in SILENT and k not in PLAYS_ACROSS and ask.get(k) != trained.get(k))
 
@@ -275,7 +270,7 @@ def choose_weights(rules: Rules) -> WeightsChoice:
     ask = rules.to_dict()
     fits = [WeightsChoice(path, trained, tuple(sorted(
                 k for k in PLAYS_ACROSS if ask.get(k) != trained.get(k))))
-            for path, trained in shipped if _fixed(trained) == _fixed(ask)]
+            for path, trained in shipped if not _blocking(ask, trained)]
     if fits:
         return min(fits, key=lambda c: len(c.differs))
     if not shipped:
