@@ -8,8 +8,11 @@ ids and plays the best one (or samples from the policy with ``sample=True``).
 ``load_policy_agent(None)`` is the shipped ``pretrained`` agent: one weights file per
 rule set in ``scopa_policy/pretrained/`` (``default.pt``: 2-player scopa; ``team4.pt``:
 4-player scopa in teams), each holding the rules it was trained for. It plays every game
-with the weights trained for that game's rules (the match's target score aside) and
-refuses, with a message naming the rule sets it has, a game it has no weights for.
+with the closest weights (``choose_weights``): those whose rules equal the game's in
+every option the network sees, that shapes the deal or changes the moves (all but
+``SILENT`` and ``PLAYS_ACROSS``), the fewest ``PLAYS_ACROSS`` options differing; it says
+once on stderr which weights play and what differs, and refuses, with a message naming
+the rule sets it has, a game no weights fit.
 
 A checkpoint with a last-deal scorer (``scopa_policy.last_deal_net``, trained by the
 ``last_deal`` stage kind) plays the decisions of a 2-player last deal (deck empty) with
@@ -23,6 +26,9 @@ one. ``act_batch`` scores all decisions with a choice in one set of products (th
 from __future__ import annotations
 
 import hashlib
+import os
+import sys
+from dataclasses import dataclass
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -48,8 +54,23 @@ from .symmetry import CloseCalls, SuitAveraged
 
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
 PRETRAINED = PRETRAINED_DIR / "default.pt"  # the 2-player weights
-# Rule options that do not change how a hand is played: weights serve any value of them.
-_ANY_VALUE = frozenset({"name", "target_score"})
+# Which weights play which rules. The network reads the observation (``encode_info``: the
+# rules enter it only by ``players``, ``hand_size`` and ``target_score``) and the legal
+# moves' features (``scopa_policy.features``: no rules at all); the legal moves depend on
+# ``ace_takes_all`` and ``capture_rule``, the deal on ``players``, ``hand_size``,
+# ``table_size`` (and ``redeal_three_kings``), the score on the rest (docs/agents.md).
+SILENT = frozenset({"name", "target_score"})
+"""Options any weights play without a word: the rule set's label (its options are all
+explicit) and the match length (the observation holds the scores over the target)."""
+PLAYS_ACROSS = frozenset({"redeal_three_kings", "last_play_scopa", "primiera_table",
+                          "primiera_requires_all_suits", "re_bello", "napola"})
+"""Options that change only how often an opening table is dealt again or what a hand
+scores, neither the observation nor the moves: weights trained with another value play
+them, and say so once. Every other option (the deal's shape, the capture rules, and any
+option added later) must equal the weights' own."""
+SAID_ENV = "SCOPA_PRETRAINED_SAID"
+"""The environment variable that holds the rule sets whose choice of weights was said
+(digests): once per rule set in a process and in the worker processes it starts."""
 
 
 def decision_inputs(infos: list[InfoSet]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -202,8 +223,11 @@ class PolicyAgent:
             return float(self.net.value(obs)[0])
 
 
-def _rules_key(rules: dict[str, Any]) -> tuple:
-    return tuple(sorted((k, v) for k, v in rules.items() if k not in _ANY_VALUE))
+def _blocking(ask: dict[str, Any], trained: dict[str, Any]) -> list[str]:
+    """The options of ``ask`` that keep weights trained for ``trained`` from playing it
+    (every option but ``SILENT`` and ``PLAYS_ACROSS`` must be the same)."""
+    return sorted(k for k in set(ask) | set(trained)
+                  if k not in SILENT and k not in PLAYS_ACROSS and ask.get(k) != trained.get(k))
 
 
 def _describe(rules: dict[str, Any]) -> str:
@@ -218,14 +242,37 @@ def shipped_weights() -> tuple[tuple[Path, dict[str, Any]], ...]:
     return tuple((p, dict(load_checkpoint(p)["rules"])) for p in files)
 
 
-def pretrained_path(rules: Rules) -> Path:
-    """The shipped weights trained for ``rules``; ``CheckpointError`` naming the rule
+@dataclass(frozen=True)
+class WeightsChoice:
+    """The shipped weights that play a rule set: the file, the rules it was trained for
+    and the ``PLAYS_ACROSS`` options in which the game's rules differ from those."""
+
+    path: Path
+    trained: dict[str, Any]
+    differs: tuple[str, ...]
+
+    def message(self, rules: Rules) -> str:
+        """The one line saying which weights play ``rules`` and what differs."""
+        ask = rules.to_dict()
+        what = ", ".join(f"{k}={ask[k]!r} (trained with {self.trained.get(k)!r})"
+                         for k in self.differs)
+        return (f"pretrained: the weights {self.path.name} (trained for "
+                f"{_describe(self.trained)}) play {_describe(ask)} with {what}: options "
+                f"that change neither what the network sees nor its moves")
+
+
+def choose_weights(rules: Rules) -> WeightsChoice:
+    """The closest shipped weights for ``rules``: trained with the same value of every
+    option but ``SILENT`` and ``PLAYS_ACROSS``, the fewest ``PLAYS_ACROSS`` options
+    differing (the first shipped file among equals); ``CheckpointError`` naming the rule
     sets there are weights for when none fit."""
     shipped = shipped_weights()
-    want = _rules_key(rules.to_dict())
-    for path, trained in shipped:
-        if _rules_key(trained) == want:
-            return path
+    ask = rules.to_dict()
+    fits = [WeightsChoice(path, trained, tuple(sorted(
+                k for k in PLAYS_ACROSS if ask.get(k) != trained.get(k))))
+            for path, trained in shipped if not _blocking(ask, trained)]
+    if fits:
+        return min(fits, key=lambda c: len(c.differs))
     if not shipped:
         raise CheckpointError(f"the shipped pretrained weights are missing from this "
                               f"installation ({PRETRAINED_DIR} has no .pt file)")
@@ -233,18 +280,45 @@ def pretrained_path(rules: Rules) -> Path:
     diff = ""
     near = [r for _, r in shipped if r.get("players") == rules.players]
     if near:
-        ask = rules.to_dict()
+        best = min(near, key=lambda r: len(_blocking(ask, r)))
         diff = " (differs in " + ", ".join(
-            f"{k}={ask[k]!r}, trained with {near[0].get(k)!r}" for k in sorted(ask)
-            if k not in _ANY_VALUE and near[0].get(k) != ask[k]) + ")"
-    raise CheckpointError(f"'pretrained' has no weights for {_describe(rules.to_dict())}"
-                          f"{diff}; it has weights for: {have}. Train a policy for these "
-                          f"rules with train.py and play it as ckpt:PATH")
+            f"{k}={ask.get(k)!r}, trained with {best.get(k)!r}"
+            for k in _blocking(ask, best)) + ")"
+    raise CheckpointError(f"'pretrained' has no weights for {_describe(ask)}{diff}; it has "
+                          f"weights for: {have}. Train a policy for these rules with "
+                          f"train.py and play it as ckpt:PATH")
+
+
+def pretrained_path(rules: Rules, exact: bool = False) -> Path:
+    """The shipped weights that play ``rules`` (``choose_weights``); ``exact``: only
+    weights trained for ``rules`` themselves (``target_score`` aside), else
+    ``CheckpointError``."""
+    choice = choose_weights(rules)
+    if exact and choice.differs:
+        raise CheckpointError(
+            f"'pretrained' has no weights trained for {_describe(rules.to_dict())} with "
+            f"{', '.join(f'{k}={getattr(rules, k)!r}' for k in choice.differs)} (the "
+            f"closest, {choice.path.name}, differs there)")
+    return choice.path
+
+
+def say_choice(rules: Rules, choice: WeightsChoice) -> None:
+    """Say on stderr, once per rule set (``SAID_ENV``; any match length), which weights
+    play ``rules`` when they were trained with other ``PLAYS_ACROSS`` options."""
+    if not choice.differs:
+        return
+    key = hashlib.sha256(repr(sorted((k, v) for k, v in rules.to_dict().items()
+                                     if k != "target_score")).encode()).hexdigest()[:12]
+    said = os.environ.get(SAID_ENV, "").split()
+    if key in said:
+        return
+    os.environ[SAID_ENV] = " ".join([*said, key])
+    print(choice.message(rules), file=sys.stderr, flush=True)
 
 
 class PretrainedAgent:
-    """The shipped ``pretrained`` agent: the policy trained for the rules of the game it
-    plays (see ``pretrained_path``)."""
+    """The shipped ``pretrained`` agent: the closest shipped policy for the rules of the
+    game it plays (see ``choose_weights``), said once where they differ."""
 
     def __init__(self, seed: int | None = None, sample: bool = False,
                  endgame: str = "net", suits: str = DEFAULT_SUITS) -> None:
@@ -260,7 +334,9 @@ class PretrainedAgent:
         """The policy agent of the weights for ``rules`` (loaded once)."""
         agent = self._by_rules.get(rules)
         if agent is None:
-            path = pretrained_path(rules)
+            choice = choose_weights(rules)
+            say_choice(rules, choice)
+            path = choice.path
             agent = self._agents.get(path)
             if agent is None:
                 agent = self._agents[path] = _load(path, self.spec, self.seed, self.sample,
@@ -269,13 +345,15 @@ class PretrainedAgent:
         return agent
 
     def check_rules(self, rules: Rules) -> None:
-        """``CheckpointError`` unless there are weights for ``rules``."""
-        pretrained_path(rules)
+        """``CheckpointError`` unless some weights play ``rules`` (said once where they
+        were trained with other ``PLAYS_ACROSS`` options)."""
+        say_choice(rules, choose_weights(rules))
 
     def fingerprint(self, rules: Rules | None = None) -> str:
-        """A digest of the shipped weights file that plays ``rules`` (None: of every
-        shipped file), and the endgame and suits modes: a 4-player ladder keeps its
-        pairs when only the 2-player weights change."""
+        """A digest of the shipped weights file that plays ``rules`` (its name and bytes;
+        None: of every shipped file), and the endgame and suits modes: a 4-player ladder
+        keeps its pairs when only the 2-player weights change, and a rule set played
+        across options replays them when closer weights are shipped."""
         h = hashlib.sha256(f"{self.endgame} {self.suits}".encode())
         paths = ([path for path, _ in shipped_weights()] if rules is None
                  else [pretrained_path(rules)])
@@ -338,5 +416,6 @@ def load_policy_agent(path: str | Path | None, seed: int | None = None,
     return _load(path, f"ckpt:{path}", seed, sample, endgame, suits)
 
 
-__all__ = ["PolicyAgent", "PretrainedAgent", "decision_inputs", "load_policy_agent",
-           "pretrained_path", "shipped_weights", "PRETRAINED", "PRETRAINED_DIR"]
+__all__ = ["PLAYS_ACROSS", "PRETRAINED", "PRETRAINED_DIR", "SAID_ENV", "SILENT", "PolicyAgent",
+           "PretrainedAgent", "WeightsChoice", "choose_weights", "decision_inputs",
+           "load_policy_agent", "pretrained_path", "say_choice", "shipped_weights"]

@@ -139,11 +139,13 @@ def check_fits(recipe: Recipe, run_dir: Path) -> None:
 
 
 def ship_command(policy_ck: Path, rules: Any) -> str:
-    """The command that exports a finished stage as the shipped weights for its rules."""
+    """The command that exports a finished stage as the shipped weights for its rules
+    (those trained for the same rules; ``mine.pt`` when none are, never the weights that
+    play them across options)."""
     from scopa_policy.agent import pretrained_path
 
     try:
-        target = pretrained_path(rules)
+        target = pretrained_path(rules, exact=True)
     except ValueError:
         target = Path("scopa_policy/pretrained") / "mine.pt"
     return f"python -m scopa_train.report export {policy_ck} {target}"
