@@ -148,6 +148,8 @@ def ship_command(policy_ck: Path, rules: Any) -> str:
         target = pretrained_path(rules, exact=True)
     except ValueError:
         target = Path("scopa_policy/pretrained") / "mine.pt"
+    if target.is_absolute() and target.is_relative_to(Path.cwd()):
+        target = target.relative_to(Path.cwd())  # as the user types it, from here
     return f"python -m scopa_train.report export {policy_ck} {target}"
 
 

@@ -73,8 +73,9 @@ def test_a_recipe_trains_every_stage_from_the_one_before(tiny: Path) -> None:
     final = torch.load(run / "distill" / "policy.pt", weights_only=True)
     assert "last_deal" in final  # the scorer of stage 2, carried by stage 3
     assert lines[-2] == f"the recipe's policy: {run / 'distill' / 'policy.pt'}"
-    assert lines[-1].startswith("ship it with: python -m scopa_train.report export "
-                                f"{run / 'distill' / 'checkpoints' / 'final.pt'} ")
+    assert lines[-1] == ("ship it with: python -m scopa_train.report export "
+                         f"{run / 'distill' / 'checkpoints' / 'final.pt'} "
+                         "scopa_policy/pretrained/default.pt")
     # the run folder is an agent: its last stage's policy
     import agents
     from agents.evaluation.evaluate import evaluate
