@@ -151,7 +151,8 @@ def init_path(cfg: StageConfig) -> str | Path:
 
     if cfg.init_from == PREVIOUS:
         raise ConfigError(f"stage {cfg.name!r} starts from the previous stage's policy: run "
-                          f"it as part of its recipe (train.py --config RECIPE)")
+                          f"it as part of its recipe (train.py --config RECIPE), or give it "
+                          f"init_from")
     return pretrained_path(cfg.make_rules()) if cfg.init_from == "pretrained" else cfg.init_from
 
 
@@ -329,11 +330,17 @@ class Stage:
         return save_atomic(ck, path)
 
     # -- the clock, stops, scalars -----------------------------------------------------
-    def halted(self) -> str | None:
-        """Why to stop now (a signal, this invocation's ``max_minutes``, a test's update
-        limit), or None; keeps ``counters.wall_seconds`` up to date."""
+    def tick(self) -> float:
+        """Bring ``counters.wall_seconds`` (training time over every session) up to
+        now; the ``time.perf_counter()`` it read."""
         now = time.perf_counter()
         self.counters.wall_seconds = self._wall0 + now - self._started
+        return now
+
+    def halted(self) -> str | None:
+        """Why to stop now (a signal, this invocation's ``max_minutes``, a test's update
+        limit), or None; keeps the clock (``tick``)."""
+        now = self.tick()
         if self._stop is not None and self._stop.signal is not None:
             return f"stopped by {signal.Signals(self._stop.signal).name}"
         if self.deadline is not None and now >= self.deadline:
@@ -353,7 +360,7 @@ class Stage:
     def scalars(self, values: dict[str, float]) -> None:
         """Scalars at this moment, with ``charts/env_steps`` (the recipe's) and
         ``charts/wall_minutes`` beside them."""
-        self.halted()  # the clock
+        self.tick()
         for tag, value in values.items():
             self.scalar(tag, value)
         self.scalar("charts/env_steps", self.steps_offset + self.counters.env_steps)
@@ -402,7 +409,7 @@ class Stage:
                               players=r.players, options=r.options, anchors=self.anchors,
                               status=status, last_deal=last_deal)
         status(self.KIND)
-        self.halted()
+        self.tick()
         c = self.counters
         res.update(env_steps=c.env_steps, update=c.update, epoch=c.epoch,
                    wall_seconds=c.wall_seconds,
@@ -469,7 +476,7 @@ class Stage:
 
     def _finish(self, reason: str) -> dict[str, Any]:
         """``final.pt`` when done, else ``latest.pt``; ``policy.pt``; the outcome."""
-        self.halted()
+        self.tick()
         c = self.counters
         final = self.done()
         path = self.save("final" if final else "latest")

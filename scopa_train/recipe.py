@@ -159,12 +159,8 @@ def run_recipe(recipe: Recipe, *, new: bool = False, run_dir: Path | None = None
     """Train every stage not yet done, in order; the outcome of the last stage run, with
     ``run_dir``, ``finished`` (all stages done) and ``policy``. Given ``run_dir`` (a
     resume), its ``recipe.yaml`` becomes this recipe once a stage accepts it."""
-    if recipe.stages[0].init_from == PREVIOUS:
-        raise ConfigError(f"stage {recipe.stages[0].name!r} starts from the previous stage's "
-                          f"policy: run it as part of its recipe (train.py --config RECIPE), "
-                          f"or give it init_from")
-    for cfg in recipe.stages:  # what can fail before any folder exists
-        if cfg.init_from != PREVIOUS:
+    for i, cfg in enumerate(recipe.stages):  # what can fail before any folder exists
+        if i == 0 or cfg.init_from != PREVIOUS:  # a first stage cannot start from one before
             KINDS[cfg.kind].check_ready(cfg)
     clean_runs(Path(recipe.run.runs_dir), log)
     if run_dir is None and not new:
