@@ -154,6 +154,7 @@ def test_bad_recipes(tmp_path: Path) -> None:
          r"stage 'a': config key 'ppo.gamma' = 2.0 is out of range"),
         ("stages: [{name: a, kind: last_deal}]\n", r"stage 'a'.*needs 'init_from'"),
         ("stages: [{name: ../x, kind: ppo}]\n", "plain folder name"),
+        ("init_from: 3\n", "config key 'init_from' must be a string, got 3"),
     ]:
         p.write_text(text)
         with pytest.raises(ConfigError, match=match):
@@ -161,6 +162,9 @@ def test_bad_recipes(tmp_path: Path) -> None:
     p.write_text("stages: [{name: a, kind: ppo}]\n")
     with pytest.raises(ConfigError, match="lists stages; this command trains one stage"):
         load_config(p)
+    p.write_text("ppo: 3\n")
+    with pytest.raises(ConfigError, match="config section 'ppo' must be a mapping, got 3"):
+        load_config(p, ["ppo.gamma=0.5"])
 
 
 def test_bad_yaml_files(tmp_path: Path) -> None:
