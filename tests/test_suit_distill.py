@@ -277,3 +277,34 @@ def test_a_run_reuses_an_earlier_runs_search_values(
 def test_bad_search_values_configs_are_refused(extra: list[str], message: str) -> None:
     with pytest.raises(ConfigError, match=message):
         _stage("init_from=pretrained", *extra)
+
+
+def test_a_collection_too_big_for_memory_is_refused_after_its_first_rollout(
+        tmp_path: Path, monkeypatch) -> None:
+    """The first rollout's decisions give the size of one; ``fit.decisions`` that would
+    not fit in the memory free is refused in one line naming the key and a count that
+    fits, before the machine runs out (4-player scopone scientifico: 2 M decisions were
+    more than 24 GB)."""
+    from scopa_train.stages import fitting, suit_distill
+
+    monkeypatch.setattr(fitting, "available_memory", lambda: 50 * 2**20)  # 50 MB free
+    cfg = _cfg(tmp_path, "fit.decisions=1000000")
+    net = build_model(load_checkpoint(init_path(cfg)))
+    with pytest.raises(ConfigError, match=r"config key 'fit.decisions' \(1,000,000\) needs "
+                                          r"about .* GB of memory under these rules .* lower "
+                                          r"stage 'suit_distill''s fit.decisions, to "):
+        suit_distill.collect_decisions(net.eval(), cfg, True, _quiet)
+    monkeypatch.setattr(fitting, "available_memory", lambda: 64 * 2**30)
+    data, _ = suit_distill.collect_decisions(net.eval(), _cfg(tmp_path), True, _quiet)
+    assert len(data) >= 1500
+
+
+def test_joining_the_collected_parts_equals_concatenating_them() -> None:
+    from scopa_train.stages.fitting import join
+
+    rng = np.random.default_rng(0)
+    parts = [rng.normal(size=(n, 3)).astype(np.float32) for n in (5, 0, 7, 1)]
+    want = np.concatenate(parts)
+    got = join(parts)
+    assert got.dtype == want.dtype and np.array_equal(got, want)
+    assert parts == []  # each part is let go once copied

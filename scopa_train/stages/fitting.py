@@ -27,7 +27,7 @@ import torch
 
 from scopa_policy.network import PolicyNet
 
-from ..config import StageConfig
+from ..config import ConfigError, StageConfig
 from ..framework import Stage
 from ..rollout import (
     PAST,
@@ -91,6 +91,54 @@ def play_rollouts(policy: PolicyNet, cfg: StageConfig, teacher: Teacher | None =
                                          agent_seed=seed, gamma=1.0, lam=1.0)
         rollout += 1
         yield batch, stats.env_steps
+
+
+def available_memory() -> int | None:
+    """Bytes of memory the system can still give (``MemAvailable``), None where unknown."""
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return None
+
+
+def join(parts: list[np.ndarray]) -> np.ndarray:
+    """``np.concatenate(parts)``, emptying ``parts`` as it copies them: at most one part
+    exists twice at any time (the parts of a collection hold gigabytes)."""
+    out = np.empty((sum(len(a) for a in parts), *parts[0].shape[1:]), parts[0].dtype)
+    at = 0
+    parts.reverse()
+    while parts:
+        a = parts.pop()
+        out[at:at + len(a)] = a
+        at += len(a)
+    return out
+
+
+def check_memory(cfg: StageConfig, held: int, kept: int, moves: int,
+                 free: int | None = None) -> None:
+    """``ConfigError`` when ``fit.decisions`` decisions would not fit in memory, judged
+    from the first ones collected (``held`` bytes for ``kept`` decisions with ``moves``
+    legal moves in all) against what is free now (``free``, default: the system's
+    ``MemAvailable``), with a quarter to spare for the targets and the fit's minibatches.
+    Rules with long hands have many more moves a decision (scopone scientifico about 10,
+    scopa about 3): their fitting stages can hold fewer."""
+    free = available_memory() if free is None else free
+    if free is None or kept == 0:
+        return
+    per = held / kept
+    need = 1.25 * per * cfg.fit.decisions
+    if need > free + held:
+        fits = int((free + held) / 1.25 / per) // 10_000 * 10_000
+        raise ConfigError(
+            f"config key 'fit.decisions' ({cfg.fit.decisions:,}) needs about "
+            f"{need / 2**30:.1f} GB of memory under these rules ({per / 1024:.1f} KB a "
+            f"decision, {moves / kept:.1f} legal moves each), and {free / 2**30:.1f} GB "
+            f"are free: lower stage {cfg.name!r}'s fit.decisions, to {max(fits, 10_000):,} "
+            f"or fewer")
 
 
 def length_buckets(order: np.ndarray, lengths: np.ndarray, batch: int, group: int,

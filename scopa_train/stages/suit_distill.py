@@ -66,7 +66,14 @@ from scopa_policy.symmetry import decision_table
 from ..config import StageConfig, search_values_file
 from ..framework import Log, init_path
 from ..search_labels import search_values
-from .fitting import FittingStage, FlatDecisions, Halted, play_rollouts
+from .fitting import (
+    FittingStage,
+    FlatDecisions,
+    Halted,
+    check_memory,
+    join,
+    play_rollouts,
+)
 
 VIEWS = len(SUIT_PERMUTATIONS)
 SEARCH_CACHE = "search_values.npz"  # in the run directory: the search's values so far
@@ -140,12 +147,15 @@ def collect_decisions(policy: PolicyNet, cfg: StageConfig, skip_last_deal: bool,
         feats.append(batch.feats.numpy()[rows.moves(idx)[0]])
         count.append(rows.count[idx])
         kept += len(idx)
+        if rollout == 1:
+            check_memory(cfg, sum(a.nbytes for a in (*obs, *feats, *count)), kept,
+                         int(sum(c.sum() for c in count)))
         if rollout % 10 == 0:
             log(f"collected {kept:,} decisions in {rollout} rollouts, "
                 f"{time.perf_counter() - t0:.0f} s")
-    c = np.concatenate(count)
-    flat = FlatDecisions(np.concatenate(obs), np.cumsum(c) - c, c)
-    f = np.concatenate(feats)
+    c = join(count)
+    flat = FlatDecisions(join(obs), np.cumsum(c) - c, c)
+    f = join(feats)
     target = averaged_logits(policy, flat, f)
     log(f"targets: {len(flat):,} decisions x {VIEWS} suit views, "
         f"{time.perf_counter() - t0:.0f} s")
