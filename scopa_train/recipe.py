@@ -26,6 +26,7 @@ from typing import Any
 import yaml
 
 from scopa_env.files import write_atomic
+from scopa_env.rules import make_rules
 from scopa_policy.checkpoint import CheckpointError, load_checkpoint
 
 from .config import (
@@ -138,16 +139,27 @@ def check_fits(recipe: Recipe, run_dir: Path) -> None:
                                   f"run to change it")
 
 
+def ship_name(rules: Any) -> str:
+    """The file name of new shipped weights for ``rules``: the rule set's name (with the
+    player count where it is not the set's own, ``asso_piglia_tutto_4p.pt``) when the
+    rules are a named set as it stands (any match length), else ``mine.pt``."""
+    named = make_rules(rules.name, players=rules.players, target_score=rules.target_score)
+    if named != rules:
+        return "mine.pt"
+    own = make_rules(rules.name).players
+    return f"{rules.name}.pt" if rules.players == own else f"{rules.name}_{rules.players}p.pt"
+
+
 def ship_command(policy_ck: Path, rules: Any) -> str:
     """The command that exports a finished stage as the shipped weights for its rules
-    (those trained for the same rules; ``mine.pt`` when none are, never the weights that
-    play them across options)."""
+    (those trained for the same rules; a new file, ``ship_name``, when none are, never
+    the weights that play them across options)."""
     from scopa_policy.agent import pretrained_path
 
     try:
         target = pretrained_path(rules, exact=True)
     except ValueError:
-        target = Path("scopa_policy/pretrained") / "mine.pt"
+        target = Path("scopa_policy/pretrained") / ship_name(rules)
     if target.is_absolute() and target.is_relative_to(Path.cwd()):
         target = target.relative_to(Path.cwd())  # as the user types it, from here
     return f"python -m scopa_train.report export {policy_ck} {target}"

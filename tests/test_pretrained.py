@@ -251,6 +251,13 @@ def test_ship_command_names_only_weights_trained_for_the_rules(weights_dir):
     ck = Path("final.pt")
     assert ship_command(ck, make_rules()).endswith(str(weights_dir / "default.pt"))
     assert ship_command(ck, make_rules(**HOUSE)).endswith("mine.pt")
+    # a named rule set with no weights of its own gets a file named for it
+    assert ship_command(ck, make_rules("asso_piglia_tutto")).endswith(
+        "scopa_policy/pretrained/asso_piglia_tutto.pt")
+    assert ship_command(ck, make_rules("asso_piglia_tutto", players=4)).endswith(
+        "asso_piglia_tutto_4p.pt")
+    assert ship_command(ck, make_rules("asso_piglia_tutto", capture_rule="fewest")).endswith(
+        "mine.pt")
     with pytest.raises(CheckpointError, match=r"no weights trained for scopa with 2 players "
                                               r"with napola=True \(the closest, default.pt"):
         learned.pretrained_path(make_rules(napola=True), exact=True)
