@@ -10,6 +10,7 @@ from dataclasses import dataclass, fields
 ENDGAME_MODES = ("net", "exact")  # net: the network alone; exact: agents.baselines.endgame's solver
 SUIT_MODES = ("close", "last_deal", "all", "none")  # the first is the default
 DEFAULT_SUITS = SUIT_MODES[0]
+LEAF_MODES = ("net", "piles")  # the estimate at a search horizon
 SEARCH_MODES = ("off", "on")  # on: scopa_policy.search's rollouts at play time
 PLAY_MODES = {"endgame": ENDGAME_MODES, "suits": SUIT_MODES, "search": SEARCH_MODES}
 
@@ -30,13 +31,16 @@ class SearchParams:
     to the end of the hand); ``prior`` x the network's log-probability added to each
     move's mean margin; ``gap``: search only the decisions whose best two logits are
     closer than this (``inf``: every one); ``top``: roll out only the network's ``top``
-    best moves (0: every legal move)."""
+    best moves (0: every legal move); ``leaf``: the estimate at the horizon, the
+    network's value head (``net``) or ``pimc``'s expected points of the piles plus the
+    scope so far (``piles``)."""
 
     worlds: int = 16
     horizon: int | None = None
     prior: float = 0.0
     gap: float = math.inf
     top: int = 0
+    leaf: str = "net"
 
     def __post_init__(self) -> None:
         if self.worlds < 1:
@@ -50,6 +54,9 @@ class SearchParams:
             raise ValueError(f"search gap must be more than 0, got {self.gap}")
         if self.top < 0 or self.top == 1:
             raise ValueError(f"search top must be 0 (every move) or 2 or more, got {self.top}")
+        if self.leaf not in LEAF_MODES:
+            raise ValueError(f"search leaf must be one of {', '.join(LEAF_MODES)}, got "
+                             f"{self.leaf!r}")
 
     def spec(self) -> str:
         """The settings that differ from the defaults, as spec parameters (``k=v,...``)."""
@@ -62,13 +69,15 @@ def _show(v: object) -> str:
     return "end" if v is None else format(v, "g") if isinstance(v, float) else str(v)
 
 
-SEARCH_HELP = "worlds=N (16), horizon=end|N plies, prior=X (0), gap=X (inf), top=K (0: all)"
+SEARCH_HELP = ("worlds=N (16), horizon=end|N plies, prior=X (0), gap=X (inf), top=K (0: all), "
+               "leaf=net|piles")
 
 
 def parse_search_param(key: str, raw: str) -> object:
     """A search setting's value from its spec text (``ValueError`` naming the setting
     when the text is no value of its type)."""
-    kind = {"worlds": int, "horizon": int, "prior": float, "gap": float, "top": int}[key]
+    kind = {"worlds": int, "horizon": int, "prior": float, "gap": float, "top": int,
+            "leaf": str}[key]
     if key == "horizon" and raw == "end":
         return None
     try:

@@ -36,7 +36,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from agents.baselines.pimc import sample_worlds
+from agents.baselines.pimc import LeafModel, sample_worlds
 from scopa_env.game import GameState, apply
 from scopa_env.observation import InfoSet, encode, encode_info, info_set
 from scopa_env.rules import Rules
@@ -118,6 +118,12 @@ def value_scale(meta: dict[str, Any]) -> float:
     return float(scale) if scale else DEFAULT_REWARD_SCALE
 
 
+@lru_cache(maxsize=8)
+def _leaf_model(rules: Rules) -> LeafModel:
+    """``pimc``'s leaf model of ``rules`` (its caches shared by every search)."""
+    return LeafModel(rules)
+
+
 @lru_cache(maxsize=32)
 def _env(rules: Rules, n: int) -> VectorScopaEnv:
     """A vector environment of ``n`` games for rollouts (built once per process and
@@ -133,20 +139,70 @@ def _size(n: int) -> int:
     return -(-n // step) * step
 
 
+def leaf_margins(leaf: str, policy: RolloutPolicy, model: LeafModel, obs: np.ndarray,
+                 mover_team: np.ndarray, piles: np.ndarray, scope: np.ndarray,
+                 team: np.ndarray) -> np.ndarray:
+    """The estimated hand margins for ``team`` (G,) of G positions cut at the horizon:
+    ``leaf="net"``: the network's value head on the observations of the seats to move
+    (``obs`` (G, 216), their teams ``mover_team``); ``"piles"``: ``pimc``'s leaf model
+    (the expected points of the piles ``piles`` (G, 2), by team) plus the scope so far
+    (``scope`` (G, 2))."""
+    if leaf == "net":
+        v = policy.values(obs)
+        return np.where(mover_team == team, v, -v)
+    v = np.array([model.value(int(a), int(b)) for a, b in piles.tolist()], np.float64)
+    v += scope[:, 0] - scope[:, 1]
+    return np.where(team == 0, v, -v)
+
+
 def rollout_margins(policy: RolloutPolicy, states: Sequence[GameState], teams: Sequence[int],
-                    horizon: int | None = None) -> np.ndarray:
+                    horizon: int | None = None, leaf: str = "net") -> np.ndarray:
     """The hand margin (team ``teams[i]``'s points minus the other's) of each state
     played on by ``policy`` for every seat, each on its own information set: to the end
-    of the hand, or for ``horizon`` plies and then the value head of the seat to move.
-    All states advance together (one vector environment, one network pass a ply); the
-    states (same rules, hands not over) are not changed."""
+    of the hand, or for ``horizon`` plies and then the ``leaf`` estimate
+    (``leaf_margins``). All states advance together (one vector environment, one
+    network pass a ply); the states (same rules, hands not over) are not changed."""
     n = len(states)
-    out = np.zeros(n)
     if not n:
-        return out
+        return np.zeros(0)
     size = _size(n)
     env = _env(states[0].rules, size)
-    env.load_states(range(size), [states[i] if i < n else states[0] for i in range(size)])
+    env.load_states(range(n), list(states))
+    env.copy_games(range(n, size), np.zeros(size - n, np.int64))
+    return _play_out(policy, env, n, np.asarray(teams, np.int64), horizon, leaf)
+
+
+def move_margins(policy: RolloutPolicy, roots: Sequence[GameState],
+                 moves: Sequence[Sequence[int]], teams: Sequence[int],
+                 horizon: int | None = None, leaf: str = "net") -> list[np.ndarray]:
+    """For each root state ``roots[i]`` (its seat to move about to play), the margins
+    (``len(moves[i])``,) of playing each of ``moves[i]`` and then rolling out
+    (``rollout_margins``, the ``horizon`` counted after the move). Each root is loaded
+    once and copied for its moves (``VectorScopaEnv.copy_games``); the root move is the
+    rollouts' first step."""
+    counts = [len(m) for m in moves]
+    n = sum(counts)
+    if not n:
+        return [np.zeros(0) for _ in roots]
+    size = _size(n)
+    env = _env(roots[0].rules, size)
+    starts = np.cumsum([0] + counts[:-1])
+    env.load_states(starts.tolist(), list(roots))
+    src = np.repeat(starts, counts)
+    env.copy_games(np.arange(size), np.concatenate([src, np.zeros(size - n, np.int64)]))
+    first = np.concatenate([np.asarray(m, np.int64) for m in moves])
+    team = np.repeat(np.asarray(teams, np.int64), counts)
+    out = _play_out(policy, env, n, team, None if horizon is None else horizon + 1, leaf, first)
+    return np.split(out, np.cumsum(counts)[:-1])
+
+
+def _play_out(policy: RolloutPolicy, env: VectorScopaEnv, n: int, teams: np.ndarray,
+              horizon: int | None, leaf: str, first: np.ndarray | None = None) -> np.ndarray:
+    """The margins for ``teams`` (n,) of env games ``0..n-1`` (the rest padding) rolled
+    out for ``horizon`` plies (None: to the hand's end), the first ply playing ``first``
+    (n,) when given."""
+    size = env.num_envs
+    out = np.zeros(size)
     team = np.zeros(size, np.int64)
     team[:n] = teams
     live = np.zeros(size, bool)
@@ -156,14 +212,18 @@ def rollout_margins(policy: RolloutPolicy, states: Sequence[GameState], teams: S
     while live.any():
         if horizon is not None and plies >= horizon:
             at = np.flatnonzero(live)
-            v = policy.values(env.observe()[at])
-            out[at] = np.where(env.to_move[at] % 2 == team[at], v, -v)
+            obs = env.observe()[at] if leaf == "net" else None
+            out[at] = leaf_margins(leaf, policy, _leaf_model(env.rules), obs,
+                                   env.to_move[at] % 2, env.piles[at], env.scope[at], team[at])
             break
         ids, valid = env.legal_ids, env.legal_valid
         pick = ids[:, 0].copy()
-        choose = np.flatnonzero(live & (env.legal_count > 1))
-        if len(choose):
-            pick[choose] = policy.picks(env.observe()[choose], ids[choose], valid[choose])
+        if plies == 0 and first is not None:
+            pick[:n] = first
+        else:
+            choose = np.flatnonzero(live & (env.legal_count > 1))
+            if len(choose):
+                pick[choose] = policy.picks(env.observe()[choose], ids[choose], valid[choose])
         res = env.step(pick)
         ended = np.flatnonzero(live & res.hand_over)
         if len(ended):
@@ -176,7 +236,8 @@ def rollout_margins(policy: RolloutPolicy, states: Sequence[GameState], teams: S
 
 
 def reference_margins(policy: RolloutPolicy, states: Sequence[GameState],
-                      teams: Sequence[int], horizon: int | None = None) -> np.ndarray:
+                      teams: Sequence[int], horizon: int | None = None,
+                      leaf: str = "net") -> np.ndarray:
     """``rollout_margins`` one game and one decision at a time, with the single-game
     engine (``apply``, ``info_set``): the reference the batched path equals."""
     out = []
@@ -185,8 +246,10 @@ def reference_margins(policy: RolloutPolicy, states: Sequence[GameState],
         plies = 0
         while True:
             if horizon is not None and plies >= horizon:
-                v = float(policy.values(encode(s, s.to_move)[None])[0])
-                out.append(v if s.to_move % 2 == team else -v)
+                out.append(float(leaf_margins(
+                    leaf, policy, _leaf_model(s.rules), encode(s, s.to_move)[None],
+                    np.array([s.to_move % 2]), np.array([s.piles], np.uint64),
+                    np.array([s.scope]), np.array([team]))[0]))
                 break
             legal = s.legal_actions()
             a = legal[0]
@@ -212,14 +275,13 @@ def log_probs(logits: np.ndarray) -> np.ndarray:
 @dataclass
 class _Plan:
     """One searched decision: the moves rolled out (places in ``legal_actions``), the
-    worlds' weights and where its rollouts sit in the batch."""
+    worlds' weights and where its rollouts sit in the batch (world-major)."""
 
     info: InfoSet
     logits: np.ndarray
     moves: list[int]
     weights: list[int]
     start: int
-    terminal: dict[int, float]  # rollout place -> margin, for moves that end the hand
 
 
 class SearchAgent:
@@ -288,30 +350,24 @@ class SearchAgent:
               ) -> tuple[list[_Plan], np.ndarray]:
         p = self.params
         plans: list[_Plan] = []
-        states: list[GameState] = []
+        roots: list[GameState] = []
+        moves: list[list[int]] = []
         teams: list[int] = []
         for info in infos:
             logits = np.asarray(policy.logits(info), np.float64)
             order = np.argsort(-logits, kind="stable")
-            moves = sorted(order[:p.top].tolist()) if p.top else list(range(len(logits)))
+            keep = sorted(order[:p.top].tolist()) if p.top else list(range(len(logits)))
             worlds = sample_worlds(info, p.worlds, self.rng)
-            plan = _Plan(info, logits, moves, [w for _, w in worlds], len(states), {})
+            plans.append(_Plan(info, logits, keep, [w for _, w in worlds],
+                               sum(map(len, moves))))
+            ids = [int(info.legal_actions[m]) for m in keep]
             for world, _ in worlds:
-                for m in moves:
-                    s = world.copy()
-                    res = apply(s, int(info.legal_actions[m]), False, None, False)
-                    if res.hand is not None:
-                        pts = [e["points"]["total"] for e in res.hand.score]
-                        plan.terminal[len(states)] = float(pts[info.team] - pts[1 - info.team])
-                        s = world  # a placeholder rollout (its margin is replaced)
-                    states.append(s)
-                    teams.append(info.team)
-            plans.append(plan)
-        margins = rollout_margins(self.rollout_policy(policy), states, teams, p.horizon)
-        for plan in plans:
-            for at, v in plan.terminal.items():
-                margins[at] = v
-        self.rollouts += len(states)
+                roots.append(world)
+                moves.append(ids)
+                teams.append(info.team)
+        parts = move_margins(self.rollout_policy(policy), roots, moves, teams, p.horizon, p.leaf)
+        margins = np.concatenate(parts) if parts else np.zeros(0)
+        self.rollouts += len(margins)
         return plans, margins
 
     @staticmethod
@@ -358,5 +414,5 @@ class SearchAgent:
         return f"<SearchAgent {self.spec}>"
 
 
-__all__ = ["RolloutPolicy", "SearchAgent", "SearchParams", "log_probs",
+__all__ = ["RolloutPolicy", "SearchAgent", "SearchParams", "log_probs", "move_margins",
            "reference_margins", "rollout_margins", "value_scale"]

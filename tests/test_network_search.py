@@ -19,7 +19,13 @@ from scopa_env.observation import info_set
 from scopa_env.rules import make_rules
 from scopa_policy.agent import PretrainedAgent, load_policy_agent
 from scopa_policy.modes import SearchParams
-from scopa_policy.search import RolloutPolicy, SearchAgent, reference_margins, rollout_margins
+from scopa_policy.search import (
+    RolloutPolicy,
+    SearchAgent,
+    move_margins,
+    reference_margins,
+    rollout_margins,
+)
 from scopa_policy.specs import PRETRAINED, parse_pretrained
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -43,9 +49,10 @@ def positions(rules_name: str, n: int, seed: int, players: int = 2,
 def test_spec_parses_the_search_settings():
     assert parse_pretrained("pretrained:search=on") == {"search": SearchParams()}
     got = parse_pretrained("pretrained:search=on,worlds=8,horizon=4,prior=0.5,gap=2,top=3,"
-                           "suits=none")
+                           "leaf=piles,suits=none")
     assert got == {"suits": "none",
-                   "search": SearchParams(worlds=8, horizon=4, prior=0.5, gap=2.0, top=3)}
+                   "search": SearchParams(worlds=8, horizon=4, prior=0.5, gap=2.0, top=3,
+                                          leaf="piles")}
     assert parse_pretrained("pretrained:search=on,horizon=end")["search"].horizon is None
     assert parse_pretrained("pretrained:search=off") == {}
     assert SearchParams(worlds=8, gap=2.0).spec() == "worlds=8,gap=2"
@@ -64,6 +71,7 @@ def test_spec_parses_the_search_settings():
     ("pretrained:search=on,prior=nan", "search prior must be 0 or more"),
     ("pretrained:search=on,gap=0", "search gap must be more than 0"),
     ("pretrained:search=on,top=1", "search top must be 0 (every move) or 2 or more"),
+    ("pretrained:search=on,leaf=value", "search leaf must be one of net, piles"),
     ("pretrained:search=on,depth=3", "got 'depth=3'"),
 ])
 def test_spec_refuses_bad_settings_in_one_line(spec, message):
@@ -163,8 +171,10 @@ def test_same_seed_same_moves_and_batch_equals_one_at_a_time():
     assert batch_agent.act_batch(infos) == [single_agent.act(i) for i in infos]
 
 
-@pytest.mark.parametrize("players, horizon", [(2, None), (2, 0), (2, 5), (4, None), (4, 3)])
-def test_batched_rollouts_equal_the_one_game_reference(players, horizon):
+@pytest.mark.parametrize("players, horizon, leaf", [
+    (2, None, "net"), (2, 0, "net"), (2, 5, "net"), (2, 5, "piles"), (4, None, "net"),
+    (4, 3, "net"), (4, 3, "piles")])
+def test_batched_rollouts_equal_the_one_game_reference(players, horizon, leaf):
     """The vector-environment rollouts give the margins of the single-game engine played
     one decision at a time (float64 network: no rounding difference between the two)."""
     rules = make_rules("scopa", players=players)
@@ -177,8 +187,8 @@ def test_batched_rollouts_equal_the_one_game_reference(players, horizon):
             states.append(world)
             teams.append(rng.randrange(2))
     before = [s.copy() for s in states]
-    got = rollout_margins(policy, states, teams, horizon)
-    want = reference_margins(policy, states, teams, horizon)
+    got = rollout_margins(policy, states, teams, horizon, leaf)
+    want = reference_margins(policy, states, teams, horizon, leaf)
     assert got.shape == (len(states),)
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-9)
     if horizon is None:
@@ -233,3 +243,72 @@ def test_evaluation_is_the_same_for_any_number_of_workers():
                      seed=5, workers=w) for w in (1, 2)]
     assert runs[0].points_per_hand == runs[1].points_per_hand
     assert runs[0].categories == runs[1].categories
+
+
+def test_latency_benchmark_times_both_agents_on_the_same_decisions():
+    from tests.helpers import import_benchmark
+
+    bench = import_benchmark("network_search")
+    infos = bench.decisions(1, 3)
+    assert infos and all(len(i.legal_actions) > 1 and i.deck_count for i in infos)
+    res = bench.measure(1, 3, "pretrained:search=on,worlds=2,top=2", "pimc:worlds=2,depth=2")
+    assert res["decisions"] == len(infos)
+    assert res["search"]["spec"] == "pretrained:search=on,worlds=2,top=2"
+    assert res["search"]["median_ms"] > 0 and res["reference"]["median_ms"] > 0
+    assert res["ratio"] == res["search"]["median_ms"] / res["reference"]["median_ms"]
+
+
+@pytest.mark.parametrize("players, horizon, leaf", [(2, None, "net"), (2, 4, "piles"),
+                                                    (4, 2, "net")])
+def test_root_moves_rolled_out_together_equal_the_reference(players, horizon, leaf):
+    """``move_margins`` (each root loaded once, copied for its moves, the move the first
+    step) equals applying each move to a copy and rolling it out one game at a time."""
+    rules = make_rules("scopa", players=players)
+    policy = RolloutPolicy(PretrainedAgent(seed=0).policy(rules).net, 0.25, np.float64)
+    rng = random.Random(31 + players)
+    roots, moves, teams = [], [], []
+    for s in positions("scopa", 6, seed=37 + players, players=players, deck=False):
+        for world, _ in sample_worlds(info_set(s, s.to_move), 2, rng):
+            roots.append(world)
+            moves.append(world.legal_actions())
+            teams.append(s.to_move % 2)
+    got = move_margins(policy, roots, moves, teams, horizon, leaf)
+    for root, ms, team, g in zip(roots, moves, teams, got, strict=True):
+        after = []
+        ended = {}
+        for j, a in enumerate(ms):
+            c = root.copy()
+            res = apply(c, a, False, None, False)
+            if res.hand is not None:
+                pts = [e["points"]["total"] for e in res.hand.score]
+                ended[j] = pts[team] - pts[1 - team]
+                c = root
+            after.append(c)
+        want = reference_margins(policy, after, [team] * len(after), horizon, leaf)
+        for j, v in ended.items():
+            want[j] = v
+        np.testing.assert_allclose(g, want, rtol=0, atol=1e-9)
+
+
+def test_copied_games_play_as_loaded_ones():
+    """``VectorScopaEnv.copy_games``: copies of a loaded game step exactly as the game
+    loaded again would (same legal moves, observations and results)."""
+    from scopa_env.vector import VectorScopaEnv
+
+    states = positions("scopa", 3, seed=41)
+    env = VectorScopaEnv(6, rules=states[0].rules, episode="hand", reward="points",
+                         records=False)
+    env.load_states([0, 1, 2], states)
+    env.copy_games([3, 4, 5], [2, 0, 1])
+    ref = VectorScopaEnv(6, rules=states[0].rules, episode="hand", reward="points",
+                         records=False)
+    ref.load_states(range(6), states + [states[2], states[0], states[1]])
+    rng = np.random.default_rng(0)
+    for _ in range(12):
+        np.testing.assert_array_equal(env.legal_ids, ref.legal_ids)
+        np.testing.assert_array_equal(env.observe(), ref.observe())
+        pick = np.array([rng.choice(env.legal_ids[g, env.legal_valid[g]]) for g in range(6)])
+        a, b = env.step(pick), ref.step(pick)
+        np.testing.assert_array_equal(a.hand_points, b.hand_points)
+    with pytest.raises(ValueError, match="records=False"):
+        VectorScopaEnv(2).copy_games([0], [1])
