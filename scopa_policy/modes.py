@@ -4,7 +4,6 @@
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, fields
 
 ENDGAME_MODES = ("net", "exact")  # net: the network alone; exact: agents.baselines.endgame's solver
@@ -25,7 +24,8 @@ def check_modes(endgame: str, suits: str) -> None:
 
 @dataclass(frozen=True)
 class SearchParams:
-    """The settings of the search with the network (``pretrained:search=on,...``):
+    """The settings of the search with the network (``pretrained:search=on,...``; the
+    defaults are the best measured, docs/research/2026-12-05-network-search.md):
     ``worlds`` sampled deals of the unseen cards a decision; ``horizon`` plies rolled out
     after the move before the network's value head estimates the rest (None, ``end``:
     to the end of the hand); ``prior`` x the network's log-probability added to each
@@ -35,12 +35,12 @@ class SearchParams:
     network's value head (``net``) or ``pimc``'s expected points of the piles plus the
     scope so far (``piles``)."""
 
-    worlds: int = 16
-    horizon: int | None = None
+    worlds: int = 128
+    horizon: int | None = 8
     prior: float = 0.0
-    gap: float = math.inf
-    top: int = 0
-    leaf: str = "net"
+    gap: float = 2.0
+    top: int = 3
+    leaf: str = "piles"
 
     def __post_init__(self) -> None:
         if self.worlds < 1:
@@ -69,8 +69,8 @@ def _show(v: object) -> str:
     return "end" if v is None else format(v, "g") if isinstance(v, float) else str(v)
 
 
-SEARCH_HELP = ("worlds=N (16), horizon=end|N plies, prior=X (0), gap=X (inf), top=K (0: all), "
-               "leaf=net|piles")
+SEARCH_HELP = ("worlds=N (128), horizon=end|N plies (8), prior=X (0), gap=X (2; inf: every "
+               "decision), top=K (3; 0: every move), leaf=net|piles (piles)")
 
 
 def parse_search_param(key: str, raw: str) -> object:

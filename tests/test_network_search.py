@@ -55,7 +55,8 @@ def test_spec_parses_the_search_settings():
                                           leaf="piles")}
     assert parse_pretrained("pretrained:search=on,horizon=end")["search"].horizon is None
     assert parse_pretrained("pretrained:search=off") == {}
-    assert SearchParams(worlds=8, gap=2.0).spec() == "worlds=8,gap=2"
+    assert SearchParams(worlds=8, gap=3.0).spec() == "worlds=8,gap=3"
+    assert SearchParams(horizon=None, gap=math.inf).spec() == "horizon=end,gap=inf"
     assert SearchParams().spec() == ""
 
 
@@ -98,10 +99,10 @@ def test_usage_names_the_search():
 
 
 def test_family_builds_a_search_agent_named_by_its_spec():
-    agent = PRETRAINED(seed=1, **parse_pretrained("pretrained:search=on,worlds=4,top=3"))
+    agent = PRETRAINED(seed=1, **parse_pretrained("pretrained:search=on,worlds=4,top=2"))
     assert isinstance(agent, SearchAgent)
-    assert agent.spec == "pretrained:search=on,worlds=4,top=3"
-    assert agent.params == SearchParams(worlds=4, top=3)
+    assert agent.spec == "pretrained:search=on,worlds=4,top=2"
+    assert agent.params == SearchParams(worlds=4, top=2)
     net = PRETRAINED(seed=1, **parse_pretrained("pretrained:search=on,endgame=net"))
     assert net.spec == "pretrained:endgame=net,search=on"
     assert agent.fingerprint() != net.fingerprint()
@@ -109,7 +110,8 @@ def test_family_builds_a_search_agent_named_by_its_spec():
 
 
 def small(seed: int = 0, **kw) -> SearchAgent:
-    agent = load_policy_agent(None, seed=seed, search=SearchParams(**{"worlds": 3, **kw}))
+    agent = load_policy_agent(None, seed=seed,
+                              search=SearchParams(**{"worlds": 3, "gap": math.inf, **kw}))
     assert isinstance(agent, SearchAgent)
     return agent
 
@@ -216,7 +218,8 @@ def test_move_values_are_the_mean_margins_of_the_rollouts():
             c = w.copy()
             apply(c, info.legal_actions[m], False, None, False)
             states.append(c)
-        margins = reference_margins(rollout, states, [info.team] * len(states))
+        margins = reference_margins(rollout, states, [info.team] * len(states),
+                                    agent.params.horizon, agent.params.leaf)
         weights = np.array([k for _, k in worlds], float)
         want.append(weights @ margins / weights.sum())
     np.testing.assert_allclose(values[kept], want, atol=1e-9)
