@@ -319,6 +319,11 @@ class SearchAgent:
         the last deal of a 2-player hand (every card known: the network agent's)."""
         return len(info.legal_actions) > 1 and not (info.players == 2 and not info.deck_count)
 
+    def check_rules(self, rules: Rules) -> None:
+        """An error naming the problem unless a network plays ``rules`` (the network
+        agent's ``CheckpointError`` for rules no shipped weights fit)."""
+        self.policy_for(rules)
+
     def act(self, info: InfoSet) -> int:
         return self.act_batch([info])[0]
 
