@@ -3,6 +3,8 @@ decision at a time (no batching across games).
 
     .venv/bin/python benchmarks/network_search.py [--hands 4] [--seed 5]
         [--search pretrained:search=on] [--reference pimc:worlds=48,depth=8] [--json]
+    .venv/bin/python benchmarks/network_search.py --noise [--hands 3] [--seed 7]
+        [--decisions 40] [--search pretrained:search=on,...]
 
 The shipped network (``pretrained``, 2-player scopa) plays ``--hands`` hands against itself
 (hand ``i`` dealt from seed ``seed * 100000 + i``); at each of its decisions with a choice,
@@ -13,6 +15,13 @@ percentile in ms and the ratio of the medians (search / reference, measured in t
 run, so that a busy machine slows both). ``scopa eval`` times a batched agent by its
 batched calls (``act_batch``, the decisions of up to 8 games together), which spreads
 the search's fixed costs over them: this script shows the cost of one decision alone.
+
+``--noise``: how much of the search's move values is noise. On the first ``--decisions``
+of those decisions, two ``--search`` agents seeded 1 and 2 (independent draws of worlds)
+give every move's value (``SearchAgent.move_values``); the report gives how often the
+two pick the same move, the per-move noise (the standard deviation of a move's value
+between the draws, divided by sqrt 2, averaged) and the spread of the values between
+the moves of a decision (their standard deviation, averaged).
 """
 
 from __future__ import annotations
@@ -74,6 +83,28 @@ def measure(hands: int, seed: int, search: str, reference: str) -> dict[str, Any
     return res
 
 
+def noise(hands: int, seed: int, search: str, n: int) -> dict[str, Any]:
+    """Agreement, per-move noise and spread of two draws of ``search``'s move values."""
+    from scopa_policy.specs import PRETRAINED, parse_pretrained
+
+    params = parse_pretrained(search)
+    if "search" not in params:
+        raise ValueError(f"--noise needs a pretrained:search=on spec, got {search!r}")
+    infos = decisions(hands, seed)[:n]
+    draws = []
+    for s in (1, 2):
+        agent = PRETRAINED(seed=s, **params)
+        draws.append([np.nan_to_num(agent.move_values(i), nan=-np.inf) for i in infos])
+    same = [int(np.argmax(a) == np.argmax(b)) for a, b in zip(*draws, strict=True)]
+    noise_sd, spread = [], []
+    for a, b in zip(*draws, strict=True):
+        keep = np.isfinite(a)
+        noise_sd.append(float(np.std(a[keep] - b[keep]) / np.sqrt(2)))
+        spread.append(float(np.std(a[keep])))
+    return {"search": search, "decisions": len(infos), "same_choice": float(np.mean(same)),
+            "noise_sd": float(np.mean(noise_sd)), "spread": float(np.mean(spread))}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--hands", type=int, default=4)
@@ -81,9 +112,27 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--search", default="pretrained:search=on")
     p.add_argument("--reference", default="pimc:worlds=48,depth=8")
     p.add_argument("--json", action="store_true", help="print the figures as JSON")
+    p.add_argument("--noise", action="store_true",
+                   help="measure the noise of --search's move values instead of times")
+    p.add_argument("--decisions", type=int, default=40,
+                   help="--noise: how many decisions (default 40)")
     args = p.parse_args(argv)
     if args.hands < 1:
         p.error(f"--hands must be at least 1, got {args.hands}")
+    if args.decisions < 1:
+        p.error(f"--decisions must be at least 1, got {args.decisions}")
+    if args.noise:
+        try:
+            res = noise(args.hands, args.seed, args.search, args.decisions)
+        except ValueError as e:
+            p.error(f"--search: {e}")
+        if args.json:
+            print(json.dumps(res, indent=2))
+        else:
+            print(f"{res['search']}: {res['decisions']} decisions, same choice in two draws "
+                  f"{res['same_choice']:.0%}, noise sd {res['noise_sd']:.3f}, spread of the "
+                  f"move values {res['spread']:.3f}")
+        return 0
     for flag, spec in (("--search", args.search), ("--reference", args.reference)):
         try:
             check_spec(spec)

@@ -320,3 +320,14 @@ def test_copied_games_play_as_loaded_ones():
         np.testing.assert_array_equal(a.hand_points, b.hand_points)
     with pytest.raises(ValueError, match="records=False"):
         VectorScopaEnv(2).copy_games([0], [1])
+
+
+def test_noise_benchmark_compares_two_draws():
+    from tests.helpers import import_benchmark
+
+    bench = import_benchmark("network_search")
+    res = bench.noise(1, 3, "pretrained:search=on,worlds=2,gap=inf", 3)
+    assert res["decisions"] == 3
+    assert 0 <= res["same_choice"] <= 1 and res["noise_sd"] >= 0 and res["spread"] >= 0
+    with pytest.raises(ValueError, match="needs a pretrained:search=on spec"):
+        bench.noise(1, 3, "pretrained", 3)
