@@ -3,25 +3,28 @@
 At a decision with more than one legal move (outside the last deal of a 2-player hand,
 which the exact solver plays, ``endgame=exact``), ``SearchAgent``:
 
-1. **Samples worlds.** ``worlds`` deals of the cards the seat has not seen, consistent
+1. **Keeps the sure calls.** Where the network's best two logits are ``gap`` or more
+   apart it plays the network's move (``gap=inf``: every decision is searched).
+2. **Samples worlds.** ``worlds`` deals of the cards the seat has not seen, consistent
    with its information set (``agents.baselines.pimc.sample_worlds``: the seat's RNG and
    ``info.unseen``, never a hidden card); identical deals are merged, weighted.
-2. **Rolls each move out in each world.** The move is applied, then every seat plays the
-   policy network's greedy (argmax) move on its *own* information set in that world (the
-   observation of the seat to move: the rollout policy does not see the sampled hands
-   of the others), to the end of the hand (``horizon=end``) or for ``horizon`` plies,
-   where the network's value head estimates the rest. Every move is rolled out in the
-   same worlds (common random numbers). All rollouts of a batch of decisions advance
-   together in one ``scopa_env.vector.VectorScopaEnv``, one network pass per ply.
-3. **Chooses** the move of the best mean hand margin for the seat's team (the engine's
+3. **Rolls each move out in each world.** Each of the network's ``top`` best moves (0:
+   every legal move) is played, then every seat plays the policy network's greedy
+   (argmax) move on its *own* information set in that world (the observation of the
+   seat to move: the rollout policy does not see the sampled hands of the others), for
+   ``horizon`` plies (None: to the end of the hand), where the ``leaf`` estimate takes
+   over: ``pimc``'s leaf model of the piles plus the scope so far (``piles``) or the
+   network's value head (``net``). Every move is rolled out in the same worlds (common
+   random numbers). All rollouts of a batch of decisions advance together in one
+   ``scopa_env.vector.VectorScopaEnv``, one network pass a ply (``move_margins``).
+4. **Chooses** the move of the best mean hand margin for the seat's team (the engine's
    score), plus ``prior`` x the network's log-probability of the move; ties go to the
    network's preferred move.
 
-``gap=G`` searches only the network's close calls (its best two logits less than ``G``
-apart; the other decisions play the network's move) and ``top=K`` rolls out only the
-network's ``K`` best moves. The rollouts' network runs in float32 (``precision``);
-``reference_margins`` is the same rollout one game at a time with the single-game
-engine, the reference that the batched path is tested equal to.
+The rollouts' network runs in float32 (``precision``); ``reference_margins`` is the
+same rollout one game at a time with the single-game engine, the reference that the
+batched path is tested equal to. The settings and the measurements that chose their
+defaults: ``scopa_policy.modes.SearchParams``, docs/research/2026-12-05-network-search.md.
 """
 
 from __future__ import annotations
