@@ -11,10 +11,12 @@ The shipped network (``pretrained``, 2-player scopa) plays ``--hands`` hands aga
 outside the last deal (where ``search=on`` plays the exact solver), both ``--search`` and
 ``--reference`` choose a move with ``act`` on the seat's information set, one decision at
 a time, and their wall times are taken. The report gives each one's median and 90th
-percentile in ms and the ratio of the medians (search / reference, measured in the same
-run, so that a busy machine slows both). ``scopa eval`` times a batched agent by its
-batched calls (``act_batch``, the decisions of up to 8 games together), which spreads
-the search's fixed costs over them: this script shows the cost of one decision alone.
+percentile in ms, the median over the decisions it searched (the search plays the
+network's sure calls without rolling out: ``gap``), and the ratio of the medians
+(search / reference, measured in the same run, so that a busy machine slows both).
+``scopa eval`` times a batched agent by its batched calls (``act_batch``, the decisions
+of up to 8 games together), which spreads the search's fixed costs over them: this
+script shows the cost of one decision alone.
 
 ``--noise``: how much of the search's move values is noise. On the first ``--decisions``
 of those decisions, two ``--search`` agents seeded 1 and 2 (independent draws of worlds)
@@ -59,26 +61,32 @@ def decisions(hands: int, seed: int) -> list[Any]:
     return out
 
 
-def timed(agent: Any, infos: list[Any]) -> list[float]:
-    """Wall ms of ``agent.act`` on each decision (after one untimed warm-up call)."""
+def timed(agent: Any, infos: list[Any]) -> tuple[list[float], list[bool]]:
+    """Wall ms of ``agent.act`` on each decision (after one untimed warm-up call), and
+    whether the agent searched it (a ``SearchAgent``'s ``searched`` count went up; every
+    decision for other agents)."""
     agent.act(infos[0])
-    out = []
+    out, searched = [], []
     for info in infos:
+        before = getattr(agent, "searched", None)
         t0 = time.perf_counter()
         move = agent.act(info)
         out.append((time.perf_counter() - t0) * 1e3)
+        searched.append(before is None or agent.searched > before)
         if move not in info.legal_actions:
             raise ValueError(f"{agent.spec} played an illegal move {move}")
-    return out
+    return out, searched
 
 
 def measure(hands: int, seed: int, search: str, reference: str) -> dict[str, Any]:
     infos = decisions(hands, seed)
     res: dict[str, Any] = {"hands": hands, "seed": seed, "decisions": len(infos)}
     for key, spec in (("search", search), ("reference", reference)):
-        ms = timed(make_agent(check_spec(spec), seed=seed), infos)
+        ms, searched = timed(make_agent(check_spec(spec), seed=seed), infos)
+        deep = [t for t, s in zip(ms, searched, strict=True) if s]
         res[key] = {"spec": spec, "median_ms": float(np.median(ms)),
-                    "p90_ms": float(np.percentile(ms, 90))}
+                    "p90_ms": float(np.percentile(ms, 90)), "searched": len(deep),
+                    "searched_median_ms": float(np.median(deep)) if deep else None}
     res["ratio"] = res["search"]["median_ms"] / res["reference"]["median_ms"]
     return res
 
@@ -146,7 +154,10 @@ def main(argv: list[str] | None = None) -> int:
           f"self-play hands, seed {args.seed}), one at a time:")
     for key in ("search", "reference"):
         r = res[key]
-        print(f"  {r['spec']:<40} median {r['median_ms']:8.2f} ms   p90 {r['p90_ms']:8.2f} ms")
+        deep = (f"   searched {r['searched']}: median {r['searched_median_ms']:.2f} ms"
+                if r["searched"] else "   searched none")
+        print(f"  {r['spec']:<40} median {r['median_ms']:8.2f} ms   p90 {r['p90_ms']:8.2f} ms"
+              + deep)
     print(f"  ratio of the medians (search / reference): {res['ratio']:.2f}")
     return 0
 
