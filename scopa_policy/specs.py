@@ -58,9 +58,11 @@ def parse_pretrained(spec: str) -> dict[str, Any]:
                 raise ValueError(f"agent 'pretrained': {e} in {spec!r}") from None
             continue
         if raw not in PLAY_MODES.get(key, ()):
-            allowed = ", ".join(f"{k}={'|'.join(v)}" for k, v in PLAY_MODES.items())
-            raise ValueError(f"agent 'pretrained' takes the parameters {allowed} and, with "
-                             f"search=on, {SEARCH_HELP}; got {item!r} in {spec!r}")
+            allowed = ", ".join(f"{k}={'|'.join(v)}" for k, v in PLAY_MODES.items()
+                                if k != "search")
+            raise ValueError(f"agent 'pretrained' takes the parameters {allowed}; got "
+                             f"{item!r} in {spec!r} (and search=off|on, with search=on "
+                             f"{SEARCH_HELP})")
         params[key] = raw
     search = params.pop("search", "off")
     if settings and search != "on":
@@ -88,7 +90,10 @@ class LearnedFamily:
     def __call__(self, seed: int | None = None, path: str | None = None,
                  endgame: str | None = None, suits: str = DEFAULT_SUITS,
                  search: SearchParams | None = None) -> Any:
+        """The agent; ``endgame`` defaults to ``exact`` with ``search``, else ``net``."""
         load = _load_policy_agent(self.name if path is None else f"{self.name}:{path}")
+        if search is None:
+            return load(path, seed=seed, endgame=endgame or "net", suits=suits)
         return load(path, seed=seed, endgame=endgame, suits=suits, search=search)
 
 
