@@ -83,20 +83,26 @@ def test_spec_refuses_bad_settings_in_one_line(spec, message):
     assert "\n" not in str(e.value)
 
 
-@pytest.mark.parametrize("args, message", [
-    (["pretrained:search=on,worlds=0"], "search worlds must be at least 1"),
-    (["pretrained:search=on", "--rules", "scopone_scientifico"],
-     "no weights for scopone_scientifico with 4 players"),
-])
-def test_cli_refusal_is_one_line(args, message):
+def test_cli_refusal_is_one_line():
     out = subprocess.run([sys.executable, "-c",
                           "import sys; from scopa_cli import main; sys.exit(main(sys.argv[1:]))",
-                          "eval", args[0], "greedy", "--hands", "2", *args[1:]],
+                          "eval", "pretrained:search=on,worlds=0", "greedy", "--hands", "2"],
                          capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode != 0
     assert "Traceback" not in out.stderr
-    assert message in out.stderr
+    assert "search worlds must be at least 1" in out.stderr
     assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+
+
+def test_rules_no_weights_fit_are_refused_before_play():
+    """``check_rules`` (which the evaluator calls before any game) raises the network
+    agent's one-line ``CheckpointError`` for rules no shipped weights fit."""
+    from scopa_policy.checkpoint import CheckpointError
+
+    with pytest.raises(CheckpointError, match="no weights for scopone_scientifico with 4 "
+                                              "players") as e:
+        small().check_rules(make_rules("scopone_scientifico"))
+    assert "\n" not in str(e.value)
 
 
 def test_usage_names_the_search():
