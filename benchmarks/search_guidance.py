@@ -44,6 +44,7 @@ from scopa_env.game import apply, new_match  # noqa: E402
 from scopa_env.moves import action_move, action_text  # noqa: E402
 from scopa_env.observation import InfoSet, info_set  # noqa: E402
 from scopa_policy.agent import PretrainedAgent  # noqa: E402
+from scopa_policy.search import log_probs  # noqa: E402
 from scopa_policy.symmetry import top_two_gap  # noqa: E402
 from scopa_train.search_labels import search_agent  # noqa: E402
 
@@ -54,11 +55,6 @@ def deal_of(info: InfoSet) -> int:
     per_deal = r.players * r.hand_size
     first = 40 - r.table_size - per_deal  # the deck after the first deal
     return 1 + (first - info.deck_count) // per_deal
-
-
-def log_probs(logits: np.ndarray) -> np.ndarray:
-    top = logits.max()
-    return logits - top - np.log(np.exp(logits - top).sum())
 
 
 def logit_gap(logits: np.ndarray) -> float:

@@ -732,6 +732,28 @@ class VectorScopaEnv:
                 self._archive_grow(st.hand_index)
         self._refresh_legal()
 
+    def copy_games(self, dst: Any, src: Any) -> None:
+        """Make each game ``dst[i]`` a copy of game ``src[i]`` (position, deck, match
+        score and seed), in array operations: many searches of one loaded position
+        (``load_states``) at once. Only without records (``records=False``); the copies
+        produce none."""
+        if self.record_matches:
+            raise ValueError("copy_games needs an environment built with records=False")
+        dst = np.asarray(dst, np.int64).reshape(-1)
+        src = np.asarray(src, np.int64).reshape(-1)
+        if dst.shape != src.shape:
+            raise ValueError(f"{len(dst)} destination games but {len(src)} sources")
+        for idx in (dst, src):
+            if len(idx) and (idx.min() < 0 or idx.max() >= self.num_envs):
+                raise ValueError(f"game indices must be in 0..{self.num_envs - 1}")
+        for arr in (self.hands, self.table, self.table_rm, self.piles, self.scope,
+                    self.last_capture, self.to_move, self.dealer, self.decks, self.deck_pos,
+                    self._n_moves, self.match_score, self.hand_index, self.match_seeds,
+                    self.redeals, self._match_count):
+            arr[dst] = arr[src]
+        self._recordable[dst] = False
+        self._refresh_legal()
+
     def _consistent_deck(self, g: int, st: GameState, moves: int) -> list[int]:
         """``st.deck`` with its dealt part rearranged so that the current deal's
         positions of each seat hold that seat's hand (the undealt part unchanged)."""

@@ -48,8 +48,9 @@ from .checkpoint import (
     load_checkpoint,
 )
 from .last_deal_net import LastDealNet
-from .modes import DEFAULT_SUITS, check_modes
+from .modes import DEFAULT_SUITS, SearchParams, check_modes
 from .network import PolicyNet
+from .search import SearchAgent
 from .symmetry import CloseCalls, SuitAveraged
 
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
@@ -406,14 +407,33 @@ def _load(path: str | Path, spec: str, seed: int | None, sample: bool,
 
 
 def load_policy_agent(path: str | Path | None, seed: int | None = None,
-                      sample: bool = False, endgame: str = "net", suits: str = DEFAULT_SUITS
-                      ) -> PolicyAgent | PretrainedAgent:
+                      sample: bool = False, endgame: str | None = None,
+                      suits: str = DEFAULT_SUITS, search: SearchParams | None = None
+                      ) -> PolicyAgent | PretrainedAgent | SearchAgent:
     """The agent of a checkpoint file or run directory; ``None``: the shipped
     ``pretrained`` agent (the weights for each game's rules). ``endgame="exact"``: the
-    last deal of a 2-player hand is played exactly (``PolicyAgent``)."""
+    last deal of a 2-player hand is played exactly (``PolicyAgent``); the default is
+    ``"exact"`` with ``search`` and ``"net"`` without. ``search``: the network searches
+    with rollouts at play time (``scopa_policy.search.SearchAgent``)."""
+    if endgame is None:
+        endgame = "exact" if search is not None else "net"
+    if search is None:
+        if path is None:
+            return PretrainedAgent(seed=seed, sample=sample, endgame=endgame, suits=suits)
+        return _load(path, f"ckpt:{path}", seed, sample, endgame, suits)
+    if sample:
+        raise ValueError("a searching agent plays its best move: it cannot sample")
+    params = [f"endgame={endgame}"] if endgame != "exact" else []
+    params += [f"suits={suits}"] if suits != DEFAULT_SUITS else []
+    params += ["search=on"] + ([search.spec()] if search.spec() else [])
     if path is None:
-        return PretrainedAgent(seed=seed, sample=sample, endgame=endgame, suits=suits)
-    return _load(path, f"ckpt:{path}", seed, sample, endgame, suits)
+        inner = PretrainedAgent(seed=seed, endgame=endgame, suits=suits)
+        return SearchAgent(inner.policy, search, seed=seed,
+                           spec="pretrained:" + ",".join(params), fingerprint=inner.fingerprint)
+    agent = _load(path, f"ckpt:{path}", seed, False, endgame, suits)
+    return SearchAgent(lambda rules: agent, search, seed=seed,
+                       spec=f"ckpt:{path} (" + ",".join(params) + ")",
+                       fingerprint=lambda rules=None: agent.fingerprint(rules))
 
 
 __all__ = ["PLAYS_ACROSS", "PRETRAINED", "PRETRAINED_DIR", "SAID_ENV", "SILENT", "PolicyAgent",

@@ -1,5 +1,6 @@
 """The learned agents' spec strings, registered in the agents layer's ``scopa.agents``
-entry-point group (pyproject.toml): ``ckpt:PATH`` and ``pretrained[:endgame=...,suits=...]``.
+entry-point group (pyproject.toml): ``ckpt:PATH`` and
+``pretrained[:endgame=...,suits=...,search=on,worlds=...]``.
 
 Each is a *spec family* (``agents.bridges.plugins``): it reads its own spec (``parse_spec``),
 names itself in the list of known agents (``usage``) and, called with a seed and the
@@ -13,7 +14,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .modes import DEFAULT_SUITS, PLAY_MODES
+from .modes import (
+    DEFAULT_SUITS,
+    PLAY_MODES,
+    SEARCH_HELP,
+    SEARCH_KEYS,
+    SearchParams,
+    parse_search_param,
+)
 
 
 def _load_policy_agent(spec: str) -> Callable[..., Any]:
@@ -34,16 +42,37 @@ def parse_checkpoint(spec: str) -> dict[str, Any]:
 
 
 def parse_pretrained(spec: str) -> dict[str, Any]:
-    """``pretrained:endgame=exact,suits=all`` -> ``{"endgame": "exact", "suits": "all"}``."""
-    params = {}
+    """``pretrained:endgame=exact,suits=all`` -> ``{"endgame": "exact", "suits": "all"}``;
+    ``search=on`` with its settings (``worlds=8,horizon=end,...``) -> ``{"search":
+    SearchParams(worlds=8, ...)}``. A setting of the search without ``search=on``, an
+    unknown parameter or a bad value: one ``ValueError`` line naming it."""
+    params: dict[str, Any] = {}
+    settings: dict[str, Any] = {}
     rest = spec.strip().partition(":")[2]
     for item in filter(None, (x.strip() for x in rest.split(","))):
         key, _, raw = (x.strip() for x in item.partition("="))
+        if key in SEARCH_KEYS:
+            try:
+                settings[key] = parse_search_param(key, raw)
+            except ValueError as e:
+                raise ValueError(f"agent 'pretrained': {e} in {spec!r}") from None
+            continue
         if raw not in PLAY_MODES.get(key, ()):
-            allowed = ", ".join(f"{k}={'|'.join(v)}" for k, v in PLAY_MODES.items())
+            allowed = ", ".join(f"{k}={'|'.join(v)}" for k, v in PLAY_MODES.items()
+                                if k != "search")
             raise ValueError(f"agent 'pretrained' takes the parameters {allowed}; got "
-                             f"{item!r} in {spec!r}")
+                             f"{item!r} in {spec!r} (and search=off|on, with search=on "
+                             f"{SEARCH_HELP})")
         params[key] = raw
+    search = params.pop("search", "off")
+    if settings and search != "on":
+        raise ValueError(f"agent 'pretrained': the search settings "
+                         f"{', '.join(sorted(settings))} need search=on, in {spec!r}")
+    if search == "on":
+        try:
+            params["search"] = SearchParams(**settings)
+        except ValueError as e:
+            raise ValueError(f"agent 'pretrained': {e} in {spec!r}") from None
     return params
 
 
@@ -59,9 +88,13 @@ class LearnedFamily:
         return self.parse(spec)
 
     def __call__(self, seed: int | None = None, path: str | None = None,
-                 endgame: str = "net", suits: str = DEFAULT_SUITS) -> Any:
+                 endgame: str | None = None, suits: str = DEFAULT_SUITS,
+                 search: SearchParams | None = None) -> Any:
+        """The agent; ``endgame`` defaults to ``exact`` with ``search``, else ``net``."""
         load = _load_policy_agent(self.name if path is None else f"{self.name}:{path}")
-        return load(path, seed=seed, endgame=endgame, suits=suits)
+        if search is None:
+            return load(path, seed=seed, endgame=endgame or "net", suits=suits)
+        return load(path, seed=seed, endgame=endgame, suits=suits, search=search)
 
 
 CHECKPOINT = LearnedFamily(
@@ -69,9 +102,11 @@ CHECKPOINT = LearnedFamily(
     parse_checkpoint)
 PRETRAINED = LearnedFamily(
     "pretrained",
-    "pretrained[:endgame=exact][,suits=close|last_deal|all|none]  (the shipped trained "
-    "policy; endgame=exact: the last deal of a 2-player hand played exactly; suits: which "
-    "decisions average the 6 suit-renamed views)", parse_pretrained)
+    "pretrained[:endgame=exact][,suits=close|last_deal|all|none][,search=on[,worlds=N]"
+    "[,horizon=end|N][,prior=X][,gap=X][,top=K]]  (the shipped trained policy; "
+    "endgame=exact: the last deal of a 2-player hand played exactly; suits: which "
+    "decisions average the 6 suit-renamed views; search=on: network rollouts in sampled "
+    "deals at play time, endgame=exact by default)", parse_pretrained)
 
 __all__ = ["CHECKPOINT", "PRETRAINED", "LearnedFamily", "parse_checkpoint",
            "parse_pretrained"]
