@@ -175,9 +175,10 @@ CLI = "import sys; from scopa_cli import main; sys.exit(main(sys.argv[1:]))"
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--rules", "scopone_scientifico"], "no weights for scopone_scientifico with 4 players"),
-    (["--option", "ace_takes_all=true", "--option", "napola=true"],
-     "differs in ace_takes_all=True, trained with False)"),
+    (["--rules", "asso_piglia_tutto", "--players", "4"],
+     "no weights for asso_piglia_tutto with 4 players"),
+    (["--option", "capture_rule=fewest", "--option", "napola=true"],
+     "differs in capture_rule='fewest', trained with 'any')"),
 ])
 def test_cli_refusal_is_one_line(args, message):
     out = subprocess.run([sys.executable, "-c", CLI, "eval", "pretrained", "greedy",
