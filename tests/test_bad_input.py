@@ -431,8 +431,8 @@ def _smoke(tmp_path: Path, *more: str) -> list[str]:
     (["ppo.endgame_coef=-1"], ["'ppo.endgame_coef'", "out of range"]),
     (["init_from=no/such.pt"], ["no/such.pt", "does not exist"]),
     (["init_from=pretrained"], ["'init_from'", "shape", "'hidden_size': 256"]),
-    (["init_from=pretrained", "rules.name=asso_piglia_tutto", "rules.players=4"],
-     ["has no weights for asso_piglia_tutto with 4 players"]),
+    (["init_from=pretrained", "rules.options={capture_rule: fewest}"],
+     ["has no weights for scopa with 2 players", "capture_rule='fewest'"]),
 ])
 def test_train_config_is_checked_before_the_run(tmp_path: Path,
                                                 capsys: pytest.CaptureFixture[str],

@@ -99,9 +99,9 @@ def test_rules_no_weights_fit_are_refused_before_play():
     agent's one-line ``CheckpointError`` for rules no shipped weights fit."""
     from scopa_policy.checkpoint import CheckpointError
 
-    with pytest.raises(CheckpointError, match="no weights for asso_piglia_tutto with 4 "
-                                              "players") as e:
-        small().check_rules(make_rules("asso_piglia_tutto", players=4))
+    with pytest.raises(CheckpointError, match="no weights for scopa with 2 players .*"
+                                              "capture_rule='fewest'") as e:
+        small().check_rules(make_rules("scopa", capture_rule="fewest"))
     assert "\n" not in str(e.value)
 
 

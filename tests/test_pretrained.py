@@ -175,8 +175,8 @@ CLI = "import sys; from scopa_cli import main; sys.exit(main(sys.argv[1:]))"
 
 
 @pytest.mark.parametrize("args, message", [
-    (["--rules", "asso_piglia_tutto", "--players", "4"],
-     "no weights for asso_piglia_tutto with 4 players"),
+    (["--rules", "scopone", "--option", "hand_size=5", "--option", "table_size=0"],
+     "no weights for scopone with 4 players (differs in hand_size=5, trained with 10)"),
     (["--option", "capture_rule=fewest", "--option", "napola=true"],
      "differs in capture_rule='fewest', trained with 'any')"),
 ])
