@@ -25,6 +25,7 @@ NAMED_GAMES = [
     ("scopone", 4, "scopone.yaml", "scopone.pt"),
     ("scopone_scientifico", 4, "scopone_scientifico.yaml", "scopone_scientifico.pt"),
     ("asso_piglia_tutto", 2, "asso_piglia_tutto.yaml", "asso_piglia_tutto.pt"),
+    ("asso_piglia_tutto", 4, "asso_piglia_tutto_4p.yaml", "asso_piglia_tutto_4p.pt"),
 ]
 WHEEL_LIMIT = 20 * 2**20
 
