@@ -30,7 +30,6 @@ defaults: ``scopa_policy.modes.SearchParams``, docs/research/2026-12-05-network-
 from __future__ import annotations
 
 import hashlib
-import math
 import random
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -168,11 +167,22 @@ def rollout_margins(policy: RolloutPolicy, states: Sequence[GameState], teams: S
     n = len(states)
     if not n:
         return np.zeros(0)
-    size = _size(n)
-    env = _env(states[0].rules, size)
-    env.load_states(range(n), list(states))
-    env.copy_games(range(n, size), np.zeros(size - n, np.int64))
+    env = _loaded(states, [1] * n)
     return _play_out(policy, env, n, np.asarray(teams, np.int64), horizon, leaf)
+
+
+def _loaded(roots: Sequence[GameState], counts: Sequence[int]) -> VectorScopaEnv:
+    """A rollout environment whose first ``sum(counts)`` games are ``counts[i]`` copies of
+    ``roots[i]``, in order (each root loaded once, ``load_states``, then copied,
+    ``copy_games``); the padding games copy the first."""
+    n = sum(counts)
+    size = _size(n)
+    env = _env(roots[0].rules, size)
+    starts = np.cumsum([0] + list(counts[:-1]))
+    env.load_states(starts.tolist(), list(roots))
+    src = np.repeat(starts, counts)
+    env.copy_games(np.arange(size), np.concatenate([src, np.zeros(size - n, np.int64)]))
+    return env
 
 
 def move_margins(policy: RolloutPolicy, roots: Sequence[GameState],
@@ -187,12 +197,7 @@ def move_margins(policy: RolloutPolicy, roots: Sequence[GameState],
     n = sum(counts)
     if not n:
         return [np.zeros(0) for _ in roots]
-    size = _size(n)
-    env = _env(roots[0].rules, size)
-    starts = np.cumsum([0] + counts[:-1])
-    env.load_states(starts.tolist(), list(roots))
-    src = np.repeat(starts, counts)
-    env.copy_games(np.arange(size), np.concatenate([src, np.zeros(size - n, np.int64)]))
+    env = _loaded(roots, counts)
     first = np.concatenate([np.asarray(m, np.int64) for m in moves])
     team = np.repeat(np.asarray(teams, np.int64), counts)
     out = _play_out(policy, env, n, team, None if horizon is None else horizon + 1, leaf, first)
@@ -351,18 +356,18 @@ class SearchAgent:
         """The mean rolled-out margin of every legal move (NaN for moves ``top`` leaves
         out), in ``info.legal_actions`` order, from this agent's next worlds."""
         policy = self.policy_for(info.rules)
-        plan, margins = self._roll(policy, [info])
+        plan, margins = self._roll(policy, [info], [np.asarray(policy.logits(info), np.float64)])
         return self._means(plan[0], margins)
 
-    def _roll(self, policy: RootPolicy, infos: list[InfoSet]
+    def _roll(self, policy: RootPolicy, infos: list[InfoSet], all_logits: list[np.ndarray]
               ) -> tuple[list[_Plan], np.ndarray]:
+        """Roll out ``infos`` (the network's ``all_logits`` of each) in sampled worlds."""
         p = self.params
         plans: list[_Plan] = []
         roots: list[GameState] = []
         moves: list[list[int]] = []
         teams: list[int] = []
-        for info in infos:
-            logits = np.asarray(policy.logits(info), np.float64)
+        for info, logits in zip(infos, all_logits, strict=True):
             order = np.argsort(-logits, kind="stable")
             keep = sorted(order[:p.top].tolist()) if p.top else list(range(len(logits)))
             worlds = sample_worlds(info, p.worlds, self.rng)
@@ -391,17 +396,17 @@ class SearchAgent:
         policy = self.policy_for(rules)
         p = self.params
         picks: list[int | None] = [None] * len(infos)
-        todo = []
+        todo, todo_logits = [], []
         for j, info in enumerate(infos):
-            if math.isfinite(p.gap):
-                logits = np.asarray(policy.logits(info), np.float64)
-                top2 = np.sort(logits)[-2:]
-                if top2[1] - top2[0] >= p.gap:
-                    picks[j] = int(info.legal_actions[int(np.argmax(logits))])
-                    continue
+            logits = np.asarray(policy.logits(info), np.float64)
+            top2 = np.sort(logits)[-2:]
+            if top2[1] - top2[0] >= p.gap:  # never with gap=inf
+                picks[j] = int(info.legal_actions[int(np.argmax(logits))])
+                continue
             todo.append(j)
+            todo_logits.append(logits)
         if todo:
-            plans, margins = self._roll(policy, [infos[j] for j in todo])
+            plans, margins = self._roll(policy, [infos[j] for j in todo], todo_logits)
             self.searched += len(plans)
             for j, plan in zip(todo, plans, strict=True):
                 score = self._means(plan, margins) + p.prior * log_probs(plan.logits)
