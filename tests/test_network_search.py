@@ -17,6 +17,7 @@ from agents.baselines.pimc import sample_worlds
 from scopa_env.game import GameState, apply, new_match
 from scopa_env.observation import info_set
 from scopa_env.rules import make_rules
+from scopa_env.vector import VectorScopaEnv
 from scopa_policy.agent import PretrainedAgent, load_policy_agent
 from scopa_policy.modes import SearchParams
 from scopa_policy.search import (
@@ -337,3 +338,20 @@ def test_noise_benchmark_compares_two_draws():
     assert 0 <= res["same_choice"] <= 1 and res["noise_sd"] >= 0 and res["spread"] >= 0
     with pytest.raises(ValueError, match="needs a pretrained:search=on spec"):
         bench.noise(1, 3, "pretrained", 3)
+
+
+@pytest.mark.parametrize("dst, src, message", [
+    ([0, 1], [2], "2 destination games but 1 sources"),
+    ([0], [4], r"game indices must be in 0\.\.3"),
+    ([-1], [0], r"game indices must be in 0\.\.3"),
+])
+def test_copy_games_refuses_bad_indices(dst, src, message):
+    env = VectorScopaEnv(4, records=False)
+    with pytest.raises(ValueError, match=message):
+        env.copy_games(dst, src)
+
+
+def test_a_searching_agent_cannot_sample():
+    with pytest.raises(ValueError, match="a searching agent plays its best move: it cannot "
+                                         "sample"):
+        load_policy_agent(None, seed=0, sample=True, search=SearchParams(worlds=2))
