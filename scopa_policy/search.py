@@ -354,10 +354,34 @@ class SearchAgent:
 
     def move_values(self, info: InfoSet) -> np.ndarray:
         """The mean rolled-out margin of every legal move (NaN for moves ``top`` leaves
-        out), in ``info.legal_actions`` order, from this agent's next worlds."""
+        out), in ``info.legal_actions`` order, from this agent's next worlds (searched
+        whatever the ``gap``)."""
         policy = self.policy_for(info.rules)
         plan, margins = self._roll(policy, [info], [np.asarray(policy.logits(info), np.float64)])
         return self._means(plan[0], margins)
+
+    def scores(self, info: InfoSet) -> np.ndarray:
+        """What the agent chooses by, for every legal move (``scores_batch``)."""
+        return self.scores_batch([info])[0]
+
+    def scores_batch(self, infos: list[InfoSet]) -> list[np.ndarray]:
+        """For each decision, what the agent maximizes over its legal moves, in points:
+        the moves' mean rolled-out margins plus ``prior`` x the network's log-probability;
+        NaN for the moves ``top`` leaves out, and for every move of a decision the agent
+        does not search (one legal move, a 2-player hand's last deal, the network's sure
+        calls under ``gap``: the network's own choice stands there). The expert iteration's
+        labels (``scopa_train.search_labels``)."""
+        out: list[np.ndarray] = [np.full(len(i.legal_actions), np.nan) for i in infos]
+        groups: dict[Rules, list[int]] = {}
+        for k, info in enumerate(infos):
+            if self._searches(info):
+                groups.setdefault(info.rules, []).append(k)
+        for rules, ks in groups.items():
+            for k, (_, score) in zip(ks, self._scores(rules, [infos[k] for k in ks]),
+                                     strict=True):
+                if score is not None:
+                    out[k] = score
+        return out
 
     def _roll(self, policy: RootPolicy, infos: list[InfoSet], all_logits: list[np.ndarray]
               ) -> tuple[list[_Plan], np.ndarray]:
@@ -392,29 +416,36 @@ class SearchAgent:
         out[plan.moves] = w @ m / w.sum()
         return out
 
-    def _search(self, rules: Rules, infos: list[InfoSet]) -> list[int]:
+    def _scores(self, rules: Rules, infos: list[InfoSet]
+                ) -> list[tuple[np.ndarray, np.ndarray | None]]:
+        """(the network's logits, the score of each move: ``scores_batch``) of each
+        decision; the score None where the network is sure (best two logits ``gap`` or
+        more apart)."""
         policy = self.policy_for(rules)
         p = self.params
-        picks: list[int | None] = [None] * len(infos)
-        todo, todo_logits = [], []
-        for j, info in enumerate(infos):
-            logits = np.asarray(policy.logits(info), np.float64)
-            top2 = np.sort(logits)[-2:]
-            if top2[1] - top2[0] >= p.gap:  # never with gap=inf
-                picks[j] = int(info.legal_actions[int(np.argmax(logits))])
-                continue
-            todo.append(j)
-            todo_logits.append(logits)
+        logits = [np.asarray(policy.logits(info), np.float64) for info in infos]
+        todo = [j for j, z in enumerate(logits) if np.ptp(np.sort(z)[-2:]) < p.gap]
+        out: list[tuple[np.ndarray, np.ndarray | None]] = [(z, None) for z in logits]
         if todo:
-            plans, margins = self._roll(policy, [infos[j] for j in todo], todo_logits)
+            plans, margins = self._roll(policy, [infos[j] for j in todo],
+                                        [logits[j] for j in todo])
             self.searched += len(plans)
             for j, plan in zip(todo, plans, strict=True):
-                score = self._means(plan, margins) + p.prior * log_probs(plan.logits)
+                out[j] = (logits[j], self._means(plan, margins) + p.prior * log_probs(logits[j]))
+        return out
+
+    def _search(self, rules: Rules, infos: list[InfoSet]) -> list[int]:
+        """The move of the best score of each decision (ties: the network's choice); the
+        network's best move where it is sure."""
+        picks = []
+        for info, (logits, score) in zip(infos, self._scores(rules, infos), strict=True):
+            pick = int(np.argmax(logits))
+            if score is not None:
                 score = np.where(np.isnan(score), -np.inf, score)
                 best = np.flatnonzero(score == score.max())
-                pick = best[int(np.argmax(plan.logits[best]))]  # ties: the network's choice
-                picks[j] = int(plan.info.legal_actions[pick])
-        return [int(a) for a in picks if a is not None]
+                pick = int(best[int(np.argmax(logits[best]))])
+            picks.append(int(info.legal_actions[pick]))
+        return picks
 
     def fingerprint(self, rules: Rules | None = None) -> str:
         """A digest of the search settings and the network agent's fingerprint."""

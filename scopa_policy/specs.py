@@ -33,12 +33,25 @@ def _load_policy_agent(spec: str) -> Callable[..., Any]:
     return load_policy_agent
 
 
+def _is_param(item: str) -> bool:
+    """Whether ``item`` reads as a play parameter (``suits=all``, ``worlds=64``, ...)."""
+    key = item.partition("=")[0].strip()
+    return "=" in item and (key in PLAY_MODES or key in SEARCH_KEYS)
+
+
 def parse_checkpoint(spec: str) -> dict[str, Any]:
-    """``ckpt:PATH`` -> ``{"path": PATH}`` (the path may hold colons)."""
+    """``ckpt:PATH`` -> ``{"path": PATH}`` (the path may hold colons);
+    ``ckpt:PATH,search=on,worlds=64`` adds ``pretrained``'s parameters
+    (``parse_pretrained``): what follows the first comma that starts parameters."""
     name, _, rest = spec.strip().partition(":")
-    if not rest.strip():
-        raise ValueError(f"agent spec '{name.strip()}:' needs a path: {name.strip()}:PATH")
-    return {"path": rest.strip()}
+    name = name.strip()
+    parts = rest.split(",")
+    cut = next((k for k in range(1, len(parts)) if all(map(_is_param, parts[k:]))),
+               len(parts))
+    path = ",".join(parts[:cut]).strip()
+    if not path:
+        raise ValueError(f"agent spec '{name}:' needs a path: {name}:PATH")
+    return {"path": path, **play_params(name, parts[cut:], spec)}
 
 
 def parse_pretrained(spec: str) -> dict[str, Any]:
@@ -46,33 +59,38 @@ def parse_pretrained(spec: str) -> dict[str, Any]:
     ``search=on`` with its settings (``worlds=8,horizon=end,...``) -> ``{"search":
     SearchParams(worlds=8, ...)}``. A setting of the search without ``search=on``, an
     unknown parameter or a bad value: one ``ValueError`` line naming it."""
+    return play_params("pretrained", spec.strip().partition(":")[2].split(","), spec)
+
+
+def play_params(name: str, items: list[str], spec: str) -> dict[str, Any]:
+    """The play parameters ``items`` (``key=value`` texts) of agent ``name`` as keyword
+    arguments of ``LearnedFamily.__call__``."""
     params: dict[str, Any] = {}
     settings: dict[str, Any] = {}
-    rest = spec.strip().partition(":")[2]
-    for item in filter(None, (x.strip() for x in rest.split(","))):
+    for item in filter(None, (x.strip() for x in items)):
         key, _, raw = (x.strip() for x in item.partition("="))
         if key in SEARCH_KEYS:
             try:
                 settings[key] = parse_search_param(key, raw)
             except ValueError as e:
-                raise ValueError(f"agent 'pretrained': {e} in {spec!r}") from None
+                raise ValueError(f"agent '{name}': {e} in {spec!r}") from None
             continue
         if raw not in PLAY_MODES.get(key, ()):
             allowed = ", ".join(f"{k}={'|'.join(v)}" for k, v in PLAY_MODES.items()
                                 if k != "search")
-            raise ValueError(f"agent 'pretrained' takes the parameters {allowed}; got "
+            raise ValueError(f"agent '{name}' takes the parameters {allowed}; got "
                              f"{item!r} in {spec!r} (and search=off|on, with search=on "
                              f"{SEARCH_HELP})")
         params[key] = raw
     search = params.pop("search", "off")
     if settings and search != "on":
-        raise ValueError(f"agent 'pretrained': the search settings "
+        raise ValueError(f"agent '{name}': the search settings "
                          f"{', '.join(sorted(settings))} need search=on, in {spec!r}")
     if search == "on":
         try:
             params["search"] = SearchParams(**settings)
         except ValueError as e:
-            raise ValueError(f"agent 'pretrained': {e} in {spec!r}") from None
+            raise ValueError(f"agent '{name}': {e} in {spec!r}") from None
     return params
 
 
@@ -98,7 +116,8 @@ class LearnedFamily:
 
 
 CHECKPOINT = LearnedFamily(
-    "ckpt", "ckpt:PATH  (a trained policy: checkpoint file or run directory)",
+    "ckpt", "ckpt:PATH[,endgame=...,suits=...,search=on,...]  (a trained policy: "
+    "checkpoint file or run directory; the parameters are pretrained's)",
     parse_checkpoint)
 PRETRAINED = LearnedFamily(
     "pretrained",
@@ -108,5 +127,5 @@ PRETRAINED = LearnedFamily(
     "decisions average the 6 suit-renamed views; search=on: network rollouts in sampled "
     "deals at play time, endgame=exact by default)", parse_pretrained)
 
-__all__ = ["CHECKPOINT", "PRETRAINED", "LearnedFamily", "parse_checkpoint",
+__all__ = ["CHECKPOINT", "PRETRAINED", "LearnedFamily", "parse_checkpoint", "play_params",
            "parse_pretrained"]

@@ -66,3 +66,36 @@ def test_a_tiny_ladder_writes_its_leaderboard(tmp_path, capsys):
     assert leaderboard_main([str(out)]) == 0 and (out / "README.md").read_text() == page
     assert leaderboard_main([str(tmp_path)]) == 2  # no ratings.json there: one line
     assert "No such file" in capsys.readouterr().err
+
+
+def test_a_ladder_without_matches_has_no_elo(tmp_path):
+    """``--matches 0``: ratings by points per hand only; no Elo column, no infinite
+    interval, empty Elo cells in the CSV."""
+    import json
+
+    out = tmp_path / "ladder"
+    assert ladder_main(["random", "greedy", "expert", "--hands", "6", "--matches", "0",
+                        "--workers", "1", "--out", str(out)]) == 0
+    doc = json.loads((out / "ratings.json").read_text())
+    assert [r["elo"] for r in doc["ratings"]] == [None, None, None]
+    points = [r["points_per_hand"] for r in doc["ratings"]]
+    assert points == sorted(points, reverse=True)
+    page = (out / "README.md").read_text()
+    assert "Elo" not in page and "inf," not in page  # not settled on 6 hands: no ranks
+    csv_rows = (out / "ratings.csv").read_text().splitlines()[1:]
+    assert all(row.split(",")[2:5] == ["", "", ""] for row in csv_rows)
+    assert "inf," not in (out / "ladder.md").read_text()
+    assert (out / "ladder.png").stat().st_size > 0
+
+
+def test_a_settled_ladder_without_matches_says_so():
+    doc = _doc(2000)
+    doc["matches"] = 0
+    for r in doc["ratings"]:
+        r["elo"] = r["elo_ci95"] = None
+    page = render(doc)
+    assert "2,000 paired deals (each deal in both seatings) and no matches (so no Elo)" in page
+    header = next(line for line in page.splitlines() if line.startswith("| rank"))
+    assert "Elo" not in header and "vs `pimc:worlds=12,depth=5`" in header
+    rows = [line for line in page.splitlines() if line.startswith("| 1 |")]
+    assert rows and rows[0].count("|") == header.count("|")

@@ -138,18 +138,20 @@ def fit(names: Sequence[str], results: Sequence[EvalResult]) -> dict[str, Any]:
                       "win_rate": m.win_rate,
                       "win_ci95": None if m.ci95 is None else list(m.ci95),
                       "matches": m.played, "hands": r.hands})
+    has_elo = bool(wins.sum())  # a ladder without matches (--matches 0) has no Elo
     elo, elo_se = bradley_terry(n, wins, anchor=anchor)
     pts, pts_se = additive_ratings(n, rows, anchor=anchor)
     ratings = []
     for k, s in enumerate(names):
         played = int(wins[k].sum() + wins[:, k].sum())
         ratings.append({
-            "agent": s, "elo": float(elo[k]),
-            "elo_ci95": [float(elo[k] - Z95 * elo_se[k]), float(elo[k] + Z95 * elo_se[k])],
+            "agent": s, "elo": float(elo[k]) if has_elo else None,
+            "elo_ci95": [float(elo[k] - Z95 * elo_se[k]), float(elo[k] + Z95 * elo_se[k])]
+            if has_elo else None,
             "points_per_hand": float(pts[k]),
             "points_ci95": [float(pts[k] - Z95 * pts_se[k]), float(pts[k] + Z95 * pts_se[k])],
             "matches_won": int(wins[k].sum()), "matches_played": played})
-    ratings.sort(key=lambda x: -x["elo"])
+    ratings.sort(key=lambda x: -(x["elo"] if has_elo else x["points_per_hand"]))
     return {"anchor": names[anchor], "ratings": ratings, "pairs": pairs}
 
 
@@ -164,8 +166,9 @@ def write_outputs(out: Path, table: dict[str, Any], meta: dict[str, Any],
                 "points_per_hand_vs_anchor", "points_ci95_low", "points_ci95_high",
                 "matches_won", "matches_played"])
     for k, r in enumerate(table["ratings"], 1):
-        w.writerow([k, r["agent"], f"{r['elo']:.1f}", f"{r['elo_ci95'][0]:.1f}",
-                    f"{r['elo_ci95'][1]:.1f}", f"{r['points_per_hand']:.3f}",
+        elo = ([f"{r['elo']:.1f}", f"{r['elo_ci95'][0]:.1f}", f"{r['elo_ci95'][1]:.1f}"]
+               if r["elo"] is not None else ["", "", ""])
+        w.writerow([k, r["agent"], *elo, f"{r['points_per_hand']:.3f}",
                     f"{r['points_ci95'][0]:.3f}", f"{r['points_ci95'][1]:.3f}",
                     r["matches_won"], r["matches_played"]])
     doc = {**meta, **table, "evaluations": [r.to_json() for r in results]}
@@ -198,9 +201,10 @@ def ratings_markdown(table: dict[str, Any], meta: dict[str, Any]) -> str:
         "| rank | agent | Elo | Elo 95% CI | points/hand vs " + a + " | 95% CI | matches won |",
         "|---:|---|---:|---|---:|---|---:|"]
     for k, r in enumerate(table["ratings"], 1):
+        elo = (f"{r['elo']:.0f} | [{r['elo_ci95'][0]:.0f}, {r['elo_ci95'][1]:.0f}]"
+               if r["elo"] is not None else "- | -")
         lines.append(
-            f"| {k} | `{r['agent']}` | {r['elo']:.0f} | [{r['elo_ci95'][0]:.0f}, "
-            f"{r['elo_ci95'][1]:.0f}] | {r['points_per_hand']:+.3f} | "
+            f"| {k} | `{r['agent']}` | {elo} | {r['points_per_hand']:+.3f} | "
             f"[{r['points_ci95'][0]:+.3f}, {r['points_ci95'][1]:+.3f}] | "
             f"{r['matches_won']}/{r['matches_played']} |")
     return "\n".join(lines) + "\n"
@@ -231,10 +235,12 @@ def plot(path: Path | BinaryIO, table: dict[str, Any], meta: dict[str, Any]) -> 
 
     rs = table["ratings"][::-1]
     names = [r["agent"] for r in rs]
-    fig, axes = plt.subplots(1, 2, figsize=(11, 1.2 + 0.55 * len(rs)), sharey=True)
-    for ax, key, ci, label in ((axes[0], "elo", "elo_ci95", "Elo (match results)"),
-                               (axes[1], "points_per_hand", "points_ci95",
-                                "points per hand vs " + table["anchor"])):
+    panels = [("points_per_hand", "points_ci95", "points per hand vs " + table["anchor"])]
+    if rs[0]["elo"] is not None:  # no Elo without matches
+        panels.insert(0, ("elo", "elo_ci95", "Elo (match results)"))
+    fig, axes = plt.subplots(1, len(panels), figsize=(5.5 * len(panels) + 0.5,
+                                                      1.2 + 0.55 * len(rs)), sharey=True)
+    for ax, (key, ci, label) in zip(np.atleast_1d(axes), panels, strict=True):
         vals = np.array([r[key] for r in rs])
         lo = vals - np.array([r[ci][0] for r in rs])
         hi = np.array([r[ci][1] for r in rs]) - vals

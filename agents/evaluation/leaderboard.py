@@ -86,6 +86,7 @@ def render(doc: dict[str, Any], command: str | None = None) -> str:
     ratings = sorted(doc["ratings"], key=lambda r: -r["points_per_hand"])
     hands, anchor = doc["hands"], doc["anchor"]
     settled = hands >= SETTLED_HANDS
+    elo = bool(doc["matches"]) and ratings[0]["elo"] is not None
     ranges = rank_ranges(ratings)
     ref = _reference(doc)
     times = _timing(doc)
@@ -93,8 +94,9 @@ def render(doc: dict[str, Any], command: str | None = None) -> str:
     if settled:
         lines.append(
             f"Every pair of agents played {hands:,} paired deals (each deal in both seatings) "
-            f"and {doc['matches']:,} paired matches to {doc['target_score']}, seed "
-            f"{doc['seed']} (evaluation.md). Ranks are ranges: an agent's points-per-hand "
+            + (f"and {doc['matches']:,} paired matches to {doc['target_score']}" if elo
+               else "and no matches (so no Elo)")
+            + f", seed {doc['seed']} (evaluation.md). Ranks are ranges: an agent's points-per-hand "
             f"interval decides the places it can hold, and agents whose intervals overlap "
             f"share a range and are marked as tied.")
     else:
@@ -102,18 +104,21 @@ def render(doc: dict[str, Any], command: str | None = None) -> str:
             f"**The order is not settled.** Each pair played only {hands:,} paired deals; "
             f"evaluation.md asks for at least {SETTLED_HANDS:,} before a claim, so no ranks "
             f"are given. The agents are listed by their current rating; read the intervals.")
-    lines += ["", f"| rank | agent | points/hand vs `{anchor}` | 95% CI | Elo | Elo 95% CI | "
+    lines += ["", f"| rank | agent | points/hand vs `{anchor}` | 95% CI | "
+              + ("Elo | Elo 95% CI | " if elo else "")
               + (f"vs `{ref}` (points/hand) | 95% CI | " if ref else "")
               + "ms/move (median) | CPU ms/move | tied with |",
-              "|---|---|---:|---|---:|---|" + ("---:|---|" if ref else "") + "---:|---:|---|"]
+              "|---|---|---:|---|" + ("---:|---|" if elo else "") + ("---:|---|" if ref else "")
+              + "---:|---:|---|"]
     for r, (best, worst) in zip(ratings, ranges, strict=True):
         name = r["agent"]
         rank = "-" if not settled else str(best) if best == worst else f"{best}-{worst}"
         tied = [o["agent"] for o in ratings
                 if o is not r and _overlap(r["points_ci95"], o["points_ci95"])]
         row = [rank, f"`{name}`", f"{r['points_per_hand']:+.3f}",
-               f"[{r['points_ci95'][0]:+.3f}, {r['points_ci95'][1]:+.3f}]",
-               f"{r['elo']:.0f}", f"[{r['elo_ci95'][0]:.0f}, {r['elo_ci95'][1]:.0f}]"]
+               f"[{r['points_ci95'][0]:+.3f}, {r['points_ci95'][1]:+.3f}]"]
+        if elo:
+            row += [f"{r['elo']:.0f}", f"[{r['elo_ci95'][0]:.0f}, {r['elo_ci95'][1]:.0f}]"]
         if ref:
             vs = None if name == ref else _vs(doc, name, ref)
             row += (["reference", ""] if name == ref else ["-", ""] if vs is None
@@ -123,9 +128,10 @@ def render(doc: dict[str, Any], command: str | None = None) -> str:
                 ", ".join(f"`{x}`" for x in tied) or "-"]
         lines.append("| " + " | ".join(row) + " |")
     lines += ["", f"Points per hand: a least-squares fit of every pair's margin, `{anchor}` = 0. "
-              f"Elo: a Bradley-Terry fit of the match results. Intervals are 95%. Times are "
-              f"the median over the agent's evaluations of its median time per move (wall "
-              f"clock, and process CPU time, which a busy machine inflates less)."]
+              + ("Elo: a Bradley-Terry fit of the match results. " if elo else "")
+              + "Intervals are 95%. Times are "
+              "the median over the agent's evaluations of its median time per move (wall "
+              "clock, and process CPU time, which a busy machine inflates less)."]
     if ref is None:
         lines.append(f"`{REFERENCE}` is not in this ladder, so there is no reference column.")
     lines += ["", "Every pair's result: [ladder.md](ladder.md); ratings as CSV and JSON: "
