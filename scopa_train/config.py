@@ -181,8 +181,9 @@ class LastDealSection:
 @dataclass
 class DistillSection:
     search: str = _f("", "a search agent whose move values (points) join the targets of "
-                     "some decisions outside the last deal, e.g. pimc:worlds=48,depth=8 "
-                     "('': none; scopa_train.search_labels)")
+                     "some decisions outside the last deal, e.g. pimc:worlds=48,depth=8, "
+                     "or self:search=on[,worlds=N,...], the stage's own network searching "
+                     "(expert iteration) ('': none; scopa_train.search_labels)")
     search_decisions: int = _f(0, "collected decisions (drawn at random) that the search "
                                "scores", lo=0)
     search_beta: float = _f(16.0, "a scored decision's target: the averaged logits + this x "
@@ -529,10 +530,13 @@ def _validate_distill(d: DistillSection) -> None:
         raise ConfigError(f"config key 'distill.search_decisions' is {d.search_decisions} but "
                           "'distill.search' names no search agent")
     if d.search:
-        from .search_labels import search_agent
+        from .search_labels import is_self, search_agent, self_spec
 
         try:
-            search_agent(d.search, 0)
+            if is_self(d.search):  # the stage's network, written when the stage starts
+                self_spec(d.search, "network.pt")
+            else:
+                search_agent(d.search, 0)
         except ValueError as e:
             raise ConfigError(f"config key 'distill.search': {e}") from None
     if d.search_values:

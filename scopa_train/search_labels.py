@@ -1,7 +1,10 @@
 """A search agent's move values for decisions given as observations, in worker processes.
 
-Used by the suit-distillation stage (``distill.search``): a ``pimc`` agent (anything
-with a ``scores(info)`` method giving one value per legal move, in points) scores each
+Used by the suit-distillation stage (``distill.search``): a ``pimc`` agent, or the
+network's own search (``ckpt:PATH,search=on``: expert iteration), anything with a
+``scores(info)`` method giving one value per legal move, in points (NaN where it leaves
+the decision or the move to the network; ``scores_batch(infos)`` scores a chunk at once
+where the agent has it), scores each
 decision from the information set its observation encodes
 (``scopa_env.observation.decode_info``), its legal moves regenerated in the
 engine's order (the order of the collected move lists). The decisions are cut into chunks of
@@ -38,6 +41,26 @@ CHUNK = 256  # decisions per unit of work
 SAVE_EVERY = 20  # finished chunks between two writes of the cache
 
 
+SELF = "self"  # distill.search's name for the stage's own network: self:search=on,...
+
+
+def is_self(spec: str) -> bool:
+    """Whether ``spec`` names the stage's own network (``self:search=on,...``)."""
+    return spec.strip().partition(":")[0].strip() == SELF
+
+
+def self_spec(spec: str, path: str | Path) -> str:
+    """``self:PARAMS`` as the spec of the checkpoint file ``path`` holding the stage's
+    network: ``ckpt:PATH,PARAMS`` (``ValueError``, one line, unless PARAMS search)."""
+    params = spec.strip().partition(":")[2].strip()
+    from scopa_policy.specs import play_params
+
+    if "search" not in play_params(SELF, params.split(","), spec):
+        raise ValueError(f"{spec!r}: the stage's own network gives move values only when it "
+                         f"searches: self:search=on[,worlds=N,...]")
+    return f"ckpt:{path},{params}"
+
+
 def search_agent(spec: str, seed: int) -> Any:
     """The agent of ``spec``; ``ValueError`` (one line) unless it gives move values."""
     from agents import check_spec, make_agent
@@ -47,7 +70,8 @@ def search_agent(spec: str, seed: int) -> Any:
     scores = getattr(type(agent), "scores", None)
     if not callable(scores) or scores is BaseAgent.scores:
         raise ValueError(f"{spec!r} gives no move values: a search teacher needs an agent "
-                         f"with a scores(info) method, such as pimc:worlds=48,depth=8")
+                         f"with a scores(info) method, such as pimc:worlds=48,depth=8 or "
+                         f"self:search=on (the stage's network, searching)")
     return agent
 
 
@@ -72,15 +96,18 @@ def label_chunk(job: LabelJob) -> tuple[int, np.ndarray]:
     """(the chunk's number, the values of its decisions' legal moves, flat)."""
     agent = search_agent(job.spec, chunk_seed(job.seed, job.chunk))
     rules = Rules.from_dict(job.rules)
-    out: list[float] = []
+    infos = []
     for o, n in zip(job.obs, job.count.tolist(), strict=True):
         info = decode_info(o, rules)
         legal = tuple(legal_actions(info.hand, info.table, rules))
         if len(legal) != n:
             raise ValueError(f"a decision with {n} legal moves decodes to a position with "
                              f"{len(legal)}: the observations and move counts disagree")
-        out.extend(agent.scores(dataclasses.replace(info, legal_actions=legal)))
-    return job.chunk, np.asarray(out, np.float64)
+        infos.append(dataclasses.replace(info, legal_actions=legal))
+    batch = getattr(agent, "scores_batch", None)  # the network's search: one batch a chunk
+    scored = batch(infos) if callable(batch) else [agent.scores(i) for i in infos]
+    flat = np.concatenate([np.asarray(v, np.float64) for v in scored]) if scored else np.zeros(0)
+    return job.chunk, flat
 
 
 def decisions_key(spec: str, rules: Rules, obs: np.ndarray, count: np.ndarray,
@@ -118,12 +145,14 @@ def _save_cache(cache: Path, key: str, done: np.ndarray, values: np.ndarray) -> 
 def search_values(spec: str, rules: Rules, obs: np.ndarray, count: np.ndarray, seed: int,
                   workers: int, log: Callable[[str], None] = print,
                   halted: Callable[[], str | None] | None = None,
-                  cache: str | Path | None = None) -> np.ndarray | None:
+                  cache: str | Path | None = None, teacher: str = "") -> np.ndarray | None:
     """The values (M,) of ``spec`` for every legal move of the decisions ``obs``
     (N, 216), decision ``i`` having ``count[i]`` of them (M in all), in order; None when
     ``halted()`` gave a reason to stop first (checked after each chunk). With ``cache``
     (a file), the chunks scored so far are kept there and a later call on the same
-    decisions scores only the others."""
+    decisions scores only the others. ``teacher``: what names the search in the cache's
+    key in place of ``spec`` (the stage's own network: its settings and weights' digest,
+    not the path of the file it was written to)."""
     from agents.evaluation.evaluate import run_in_pool
 
     search_agent(spec, seed)  # a spec without values fails before any work
@@ -135,7 +164,7 @@ def search_values(spec: str, rules: Rules, obs: np.ndarray, count: np.ndarray, s
     key = ""
     if cache is not None:
         cache = Path(cache)
-        key = decisions_key(spec, rules, obs, count, seed)
+        key = decisions_key(teacher or spec, rules, obs, count, seed)
         got = _load_cache(cache, key, n_chunks, len(out), log) if cache.exists() else None
         if got is not None:
             done, out = got

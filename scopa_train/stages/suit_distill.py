@@ -25,6 +25,11 @@ fit (``scopa_train.search_labels``); their targets become the averaged logits pl
 ``distill.search_beta`` x its move values in points (``add_search_values``), and the
 held-out share is also scored by the points a decision loses by those values
 (``search_regret``: the value of the search's best move minus that of the network's).
+**Expert iteration** (``distill.search: self:search=on[,worlds=N,...]``): the search is
+the stage's own starting network searching at play time (``scopa_policy.search``, written
+to ``search_teacher.pt`` in the run directory), so the network learns the choices its
+search makes; the search leaves its sure calls (and the last deal) to the network, whose
+targets stay its own there (``filled``).
 The values scored so far are kept in ``search_values.npz`` in the run directory, so a run
 stopped while scoring goes on from there when resumed, and a new run may start from an
 earlier run's values (``distill.search_values``) to fit the same decisions otherwise.
@@ -38,6 +43,7 @@ holds the teacher, so that a resumed run collects the same decisions).
 from __future__ import annotations
 
 import copy
+import hashlib
 import os
 import time
 from collections.abc import Callable
@@ -56,6 +62,7 @@ from scopa_policy.checkpoint import (
     build_model,
     load_checkpoint,
     policy_checkpoint,
+    save_atomic,
     write_atomic,
 )
 from scopa_policy.features import SUIT_VIEW_COLUMNS, Candidates
@@ -65,7 +72,7 @@ from scopa_policy.symmetry import decision_table
 
 from ..config import StageConfig, search_values_file
 from ..framework import Log, init_path
-from ..search_labels import search_values
+from ..search_labels import is_self, search_values, self_spec
 from .fitting import (
     FittingStage,
     FlatDecisions,
@@ -77,6 +84,7 @@ from .fitting import (
 
 VIEWS = len(SUIT_PERMUTATIONS)
 SEARCH_CACHE = "search_values.npz"  # in the run directory: the search's values so far
+SEARCH_TEACHER = "search_teacher.pt"  # in the run directory: the network that searches (self:)
 
 
 @dataclass
@@ -164,36 +172,80 @@ def collect_decisions(policy: PolicyNet, cfg: StageConfig, skip_last_deal: bool,
 
 def add_search_values(data: Decisions, cfg: StageConfig,
                       log: Callable[[str], None] = print, halted: Halted | None = None,
-                      cache: Path | None = None) -> np.ndarray | None:
+                      cache: Path | None = None, spec: str | None = None,
+                      teacher: str = "") -> np.ndarray | None:
     """Add ``distill.search_beta`` x the ``distill.search`` agent's move values to the
     targets of ``distill.search_decisions`` of ``data``'s decisions, drawn at random
     (seeded by the config), and keep the values in ``data.search``: the decisions scored,
     in order; None (``data`` unchanged) when ``halted()`` stopped the scoring, whose
-    values so far are kept in ``cache`` (``search_values``)."""
+    values so far are kept in ``cache`` (``search_values``). ``spec``: the search agent's
+    spec in place of ``distill.search`` (the stage's own network's, ``self:...``), and
+    ``teacher`` what names it in the cache (``search_values``)."""
     c, d = cfg, cfg.distill
+    spec = spec or d.search
     n = min(d.search_decisions, len(data))
     idx = np.sort(np.random.default_rng([c.seed, 1]).choice(len(data), n, replace=False))
-    moves, _, _ = data.moves(idx)
+    moves, row, _ = data.moves(idx)
     workers = d.search_workers or os.cpu_count() or 1
-    log(f"scoring {n:,} decisions with {d.search} ({workers} worker processes)")
-    values = search_values(d.search, c.make_rules(), data.obs[idx], data.count[idx],
-                           c.seed, workers, log, halted=halted, cache=cache)
+    log(f"scoring {n:,} decisions with {spec} ({workers} worker processes)")
+    values = search_values(spec, c.make_rules(), data.obs[idx], data.count[idx],
+                           c.seed, workers, log, halted=halted, cache=cache, teacher=teacher)
     if values is None:
         return None
     before = _best_moves(data, idx)
-    data.target[moves] += np.float32(d.search_beta) * values.astype(np.float32)
+    data.target[moves] += np.float32(d.search_beta) * filled(values, row, n).astype(np.float32)
     data.search = np.full(len(data.target), np.nan, np.float32)
     data.search[moves] = values
-    changed = float(np.mean(before != _best_moves(data, idx)))
-    log(f"search values added (beta {d.search_beta:g}): the target's best move "
-        f"changed in {changed:.3f} of the scored decisions")
+    searched = np.zeros(n, bool)
+    searched[row[~np.isnan(values)]] = True
+    moved = (before != _best_moves(data, idx))[searched]
+    changed = float(moved.mean()) if len(moved) else 0.0
+    log(f"search values added (beta {d.search_beta:g}) to {int(searched.sum()):,} of the "
+        f"{n:,} decisions (the others the search left to the network): the target's best "
+        f"move changed in {changed:.3f} of them")
     return idx
+
+
+def filled(values: np.ndarray, row: np.ndarray, n: int) -> np.ndarray:
+    """Per-move search values (M,) of ``n`` decisions (move ``m`` in decision
+    ``row[m]``) with each NaN replaced: by the lowest value of its decision (a move the
+    search did not roll out ranks below those it did), or by 0 where the search scored
+    no move of the decision (its target stays the network's own)."""
+    gap = np.isnan(values)
+    low = np.full(n, np.inf)
+    np.minimum.at(low, row[~gap], values[~gap])
+    low[np.isinf(low)] = 0.0
+    return np.where(gap, low[row], values)
+
+
+def weights_digest(ck: dict[str, Any]) -> str:
+    """A digest of a policy checkpoint's weights (the network's and the last-deal
+    scorer's tensors, by name)."""
+    h = hashlib.sha256()
+    for part in (ck["model"], (ck.get("last_deal") or {}).get("model") or {}):
+        for k, v in sorted(part.items()):
+            h.update(k.encode())
+            h.update(v.detach().cpu().contiguous().numpy().tobytes())
+    return h.hexdigest()[:16]
 
 
 def _best_moves(data: Decisions, idx: np.ndarray) -> np.ndarray:
     """The place of each decision's best target move in its legal list."""
     moves, row, _ = data.moves(idx)
     return decision_table(data.target[moves], row, len(idx)).argmax(1)
+
+
+def search_regret(values: np.ndarray, row: np.ndarray, col: np.ndarray, n: int, width: int,
+                  chosen: np.ndarray) -> np.ndarray:
+    """The points each decision the search scored loses by the search's values when
+    ``chosen`` (n,) is played: its best value minus the chosen move's (a move left
+    unscored counts as the decision's lowest value, as in ``filled``)."""
+    scored = np.zeros(n, bool)
+    scored[row[~np.isnan(values)]] = True
+    table = np.full((n, width), np.nan)
+    table[row, col] = filled(values, row, n)
+    got = table[np.arange(n), chosen]
+    return (np.nanmax(table[scored], 1) - got[scored]).astype(np.float64)
 
 
 def padded(per_move: np.ndarray, row: np.ndarray, col: np.ndarray, n: int, width: int
@@ -233,7 +285,13 @@ class SuitDistillStage(FittingStage):
                 source = search_values_file(d.search_values)
                 self.say(f"search values: starting from {source}")
                 write_atomic(source.read_bytes(), cache)
-            if add_search_values(data, self.cfg, self.say, halted, cache) is None:
+            spec, name = d.search, ""
+            if is_self(spec):  # expert iteration: the teacher network searches
+                ck = policy_checkpoint(self.teacher, self.rules.to_dict(), {},
+                                       last_deal=self.last_deal)
+                spec = self_spec(spec, save_atomic(ck, self.run_dir / SEARCH_TEACHER))
+                name = f"{d.search} {weights_digest(ck)}"
+            if add_search_values(data, self.cfg, self.say, halted, cache, spec, name) is None:
                 return None, steps
         if data is not None:
             alone = self._figures(self.teacher, data, self.held_out(len(data)))
@@ -269,10 +327,8 @@ class SuitDistillStage(FittingStage):
                 hits.append((logits.argmax(1) == target.argmax(1)).numpy())
                 ce.append(-(target.softmax(1) * logits.log_softmax(1)).sum(1).numpy())
                 if data.search is not None:
-                    values = padded(data.search[moves], row, col, len(sub), cand.width).numpy()
-                    scored = ~np.isnan(values[:, 0])
-                    chosen = values[np.arange(len(sub)), logits.argmax(1).numpy()]
-                    regret.append((values.max(1) - chosen)[scored])
+                    regret.append(search_regret(data.search[moves], row, col, len(sub),
+                                                cand.width, logits.argmax(1).numpy()))
         out = {"teacher_agreement": float(np.concatenate(hits).mean()),
                "cross_entropy": float(np.concatenate(ce).mean())}
         if regret and sum(map(len, regret)):
@@ -323,4 +379,5 @@ def resume(ck: dict[str, Any], cfg: StageConfig, run_dir: Path, log: Log = print
 
 
 __all__ = ["Decisions", "SuitDistillStage", "add_search_values", "averaged_logits", "build",
-           "check_ready", "collect_decisions", "resume"]
+           "check_ready", "collect_decisions", "filled", "resume", "search_regret",
+           "weights_digest"]
