@@ -146,9 +146,9 @@ def _policy_file(tmp_path: Path) -> Path:
     return save_atomic(ck, tmp_path / "base.pt")
 
 
-def _cfg(tmp_path: Path, *extra: str):
+def _cfg(tmp_path: Path, *extra: str, base: Path | None = None):
     stages = load_recipe(RECIPE, [f"expert_iteration.{o}" for o in (
-        f"run.runs_dir={tmp_path / 'runs'}", f"init_from={_policy_file(tmp_path)}",
+        f"run.runs_dir={tmp_path / 'runs'}", f"init_from={base or _policy_file(tmp_path)}",
         "rollouts.num_envs=64", "fit.decisions=1500", "fit.batch=128", "fit.epochs=1",
         "run.torch_threads=1", "evaluation.every_steps=0", "distill.search_workers=1",
         *extra)]).stages
@@ -224,3 +224,25 @@ def test_the_search_leaves_its_sure_calls_to_the_network(tmp_path: Path) -> None
     assert left.any()
     np.testing.assert_array_equal(data.target[moves][left], before[moves][left])
     assert np.isfinite(data.target).all()
+
+
+def test_a_new_run_reuses_its_own_networks_search_values(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The values' key names the settings and the network's weights, not the path of the
+    run's ``search_teacher.pt``: another run folder given ``distill.search_values``
+    scores nothing again, and fits to the same weights."""
+    import scopa_train.search_labels as sl
+
+    extra = ("distill.search=self:search=on,worlds=2,gap=inf", "distill.search_decisions=30")
+    base = _policy_file(tmp_path)
+    first = recipe.start(_cfg(tmp_path / "a", *extra, base=base), progress=False,
+                         log=lambda _: None)
+    run = Path(first["run_dir"])
+    scored: list[int] = []
+    real = sl.label_chunk
+    monkeypatch.setattr(sl, "label_chunk", lambda job: scored.append(job.chunk) or real(job))
+    again = recipe.start(_cfg(tmp_path / "b", *extra, f"distill.search_values={run}",
+                              base=base), progress=False, log=lambda _: None)
+    assert again["finished"] and scored == []
+    want, got = load_checkpoint(run / "policy.pt"), load_checkpoint(Path(again["policy"]))
+    assert all(torch.equal(v, want["model"][k]) for k, v in got["model"].items())

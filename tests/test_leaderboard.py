@@ -99,3 +99,16 @@ def test_a_settled_ladder_without_matches_says_so():
     assert "Elo" not in header and "vs `pimc:worlds=12,depth=5`" in header
     rows = [line for line in page.splitlines() if line.startswith("| 1 |")]
     assert rows and rows[0].count("|") == header.count("|")
+
+
+def test_notes_follow_the_generated_page_and_the_command_keeps_matches(tmp_path):
+    from agents.evaluation.leaderboard import command_of, write
+
+    doc = _doc(2000)
+    doc["matches"] = 0
+    (tmp_path / "notes.md").write_text("## The recipe's learning curve\n\nby hand\n")
+    page = write(tmp_path, doc).read_text()
+    assert page.endswith("## The recipe's learning curve\n\nby hand\n")
+    assert "--hands 2000 --seed 3 --matches 0 --workers 2" in page
+    doc["matches"] = 200  # the default (hands // 10) is not spelled out
+    assert "--matches" not in command_of(doc, tmp_path)

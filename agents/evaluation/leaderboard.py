@@ -13,7 +13,7 @@ come with their uncertainty:
 
 ``render(doc)`` turns a ladder's ``ratings.json`` document into the page;
 ``python -m agents.evaluation.leaderboard DIR`` rewrites ``DIR/README.md`` from
-``DIR/ratings.json``.
+``DIR/ratings.json`` (and appends ``DIR/notes.md``, a person's notes, where there is one).
 """
 
 from __future__ import annotations
@@ -146,6 +146,8 @@ def render(doc: dict[str, Any], command: str | None = None) -> str:
 def command_of(doc: dict[str, Any], out: str | Path) -> str:
     """The ``scopa ladder`` command line that produces ``doc``'s ladder in ``out``."""
     parts = ["scopa ladder", *doc["specs"], f"--hands {doc['hands']}", f"--seed {doc['seed']}"]
+    if doc.get("matches", doc["hands"] // 10) != doc["hands"] // 10:  # not the default
+        parts.append(f"--matches {doc['matches']}")
     if doc["rules"] != "scopa":
         parts.append(f"--rules {doc['rules']}")
     if doc["players"] != 2:
@@ -155,10 +157,19 @@ def command_of(doc: dict[str, Any], out: str | Path) -> str:
     return " ".join(parts)
 
 
+NOTES = "notes.md"  # in a ladder's folder: written by hand, appended to its README.md
+
+
 def write(out: Path, doc: dict[str, Any]) -> Path:
-    """``out/README.md`` from the ladder document ``doc``."""
-    return write_atomic(render(doc, command_of(doc, out)).encode("utf-8"), out / "README.md",
-                        "write the leaderboard to")
+    """``out/README.md`` from the ladder document ``doc``, followed by ``out/notes.md``
+    where the folder has one (what a person wrote about the ladder, kept across
+    regenerations)."""
+    page = render(doc, command_of(doc, out))
+    notes = out / NOTES
+    if notes.is_file():
+        with file_errors(notes, "read the ladder's notes from"):
+            page += "\n" + notes.read_text(encoding="utf-8")
+    return write_atomic(page.encode("utf-8"), out / "README.md", "write the leaderboard to")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
