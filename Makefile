@@ -50,10 +50,11 @@ bench-train: install
 
 # the leaderboard in docs/ladder/ (README.md, ladder.md, CSV, JSON, PNG): every built-in
 # agent, LADDER_HANDS paired deals per pair; pairs already played are reused
-LADDER_AGENTS ?= random greedy expert pimc pretrained pretrained:endgame=exact
-LADDER_HANDS ?= 2000
+LADDER_AGENTS ?= random greedy expert pimc pimc:worlds=24,depth=6 pimc:worlds=48,depth=8 pretrained pretrained:search=on
+LADDER_HANDS ?= 1000
+LADDER_MATCHES ?= 0
 ladder: install
-	$(BIN)/scopa ladder $(LADDER_AGENTS) --hands $(LADDER_HANDS) --seed 2026 --workers 2 --out docs/ladder
+	$(BIN)/scopa ladder $(LADDER_AGENTS) --hands $(LADDER_HANDS) --matches $(LADDER_MATCHES) --seed 2026 --workers 2 --out docs/ladder
 
 clean:
 	rm -rf $(VENV) build *.egg-info

@@ -39,11 +39,12 @@ def test_shipped_configs_load(name: str) -> None:
         assert stage.run.max_minutes == 0 or name == "quick"  # shipped recipes: no limit
 
 
-def test_the_shipped_recipe_lists_five_stages_each_from_the_one_before() -> None:
+def test_the_shipped_recipe_lists_six_stages_each_from_the_one_before() -> None:
     recipe = load_recipe(CONFIGS / "recipe.yaml")
     assert [(s.name, s.kind) for s in recipe.stages] == [
         ("ppo", "ppo"), ("finetune", "ppo"), ("last_deal", "last_deal"),
-        ("suit_distill", "suit_distill"), ("search_distill", "suit_distill")]
+        ("suit_distill", "suit_distill"), ("search_distill", "suit_distill"),
+        ("expert_iteration", "suit_distill")]
     first, *rest = recipe.stages
     assert first.init_from == "" and all(s.init_from == PREVIOUS for s in rest)
     # sections merge key by key over the shared ones; opponents are replaced whole
@@ -74,7 +75,8 @@ def test_overrides_reach_one_stage_of_a_recipe() -> None:
     # a top-level override is under each stage's own settings; one that no stage would
     # see is refused
     with pytest.raises(ConfigError, match=r"--set fit.epochs=2 changes no stage: every "
-                       r"stage that uses it \(last_deal, suit_distill, search_distill\) "
+                       r"stage that uses it \(last_deal, suit_distill, search_distill, "
+                       r"expert_iteration\) "
                        r"sets fit.epochs itself; give STAGE.fit.epochs=VALUE"):
         load_recipe(CONFIGS / "recipe.yaml", ["fit.epochs=2"])
     # a stage named like a section: SECTION.KEY is the section, STAGE.SECTION.KEY the stage
