@@ -338,19 +338,23 @@ class SearchAgent:
     def act_batch(self, infos: list[InfoSet]) -> list[int]:
         """One legal id per information set; the searched decisions of each rule set
         roll out together."""
-        out: list[int | None] = [None] * len(infos)
-        groups: dict[Rules, list[int]] = {}
-        for k, info in enumerate(infos):
+        for info in infos:
             if not info.legal_actions:
                 raise ValueError(f"seat {info.seat} has no legal move to choose from")
-            if self._searches(info):
-                groups.setdefault(info.rules, []).append(k)
-            else:
-                out[k] = int(self.policy_for(info.rules).act(info))
-        for rules, ks in groups.items():
+        out: list[int | None] = [None] * len(infos)
+        for rules, ks in self._searched_by_rules(infos).items():
             for k, a in zip(ks, self._search(rules, [infos[k] for k in ks]), strict=True):
                 out[k] = a
-        return [int(a) for a in out if a is not None]
+        return [int(self.policy_for(info.rules).act(info)) if a is None else a
+                for info, a in zip(infos, out, strict=True)]
+
+    def _searched_by_rules(self, infos: list[InfoSet]) -> dict[Rules, list[int]]:
+        """The places of the decisions the agent searches (``_searches``), by rule set."""
+        groups: dict[Rules, list[int]] = {}
+        for k, info in enumerate(infos):
+            if self._searches(info):
+                groups.setdefault(info.rules, []).append(k)
+        return groups
 
     def move_values(self, info: InfoSet) -> np.ndarray:
         """The mean rolled-out margin of every legal move (NaN for moves ``top`` leaves
@@ -372,11 +376,7 @@ class SearchAgent:
         calls under ``gap``: the network's own choice stands there). The expert iteration's
         labels (``scopa_train.search_labels``)."""
         out: list[np.ndarray] = [np.full(len(i.legal_actions), np.nan) for i in infos]
-        groups: dict[Rules, list[int]] = {}
-        for k, info in enumerate(infos):
-            if self._searches(info):
-                groups.setdefault(info.rules, []).append(k)
-        for rules, ks in groups.items():
+        for rules, ks in self._searched_by_rules(infos).items():
             for k, (_, score) in zip(ks, self._scores(rules, [infos[k] for k in ks]),
                                      strict=True):
                 if score is not None:

@@ -110,6 +110,14 @@ def label_chunk(job: LabelJob) -> tuple[int, np.ndarray]:
     return job.chunk, flat
 
 
+def teacher_name(agent: Any, spec: str, rules: Rules) -> str:
+    """What names a search in the cache's key: a learned agent's ``fingerprint`` (its
+    settings and weights, not the path of the file they were read from: a stage's own
+    network, ``self:``, is written into each run folder), else its spec."""
+    fingerprint = getattr(agent, "fingerprint", None)
+    return f"fingerprint {fingerprint(rules)}" if callable(fingerprint) else spec
+
+
 def decisions_key(spec: str, rules: Rules, obs: np.ndarray, count: np.ndarray,
                   seed: int) -> str:
     """A digest naming what ``search_values`` scores: a cache holds values for it alone."""
@@ -145,17 +153,16 @@ def _save_cache(cache: Path, key: str, done: np.ndarray, values: np.ndarray) -> 
 def search_values(spec: str, rules: Rules, obs: np.ndarray, count: np.ndarray, seed: int,
                   workers: int, log: Callable[[str], None] = print,
                   halted: Callable[[], str | None] | None = None,
-                  cache: str | Path | None = None, teacher: str = "") -> np.ndarray | None:
+                  cache: str | Path | None = None) -> np.ndarray | None:
     """The values (M,) of ``spec`` for every legal move of the decisions ``obs``
     (N, 216), decision ``i`` having ``count[i]`` of them (M in all), in order; None when
     ``halted()`` gave a reason to stop first (checked after each chunk). With ``cache``
     (a file), the chunks scored so far are kept there and a later call on the same
-    decisions scores only the others. ``teacher``: what names the search in the cache's
-    key in place of ``spec`` (the stage's own network: its settings and weights' digest,
-    not the path of the file it was written to)."""
+    decisions scores only the others (the cache's key names the search by
+    ``teacher_name``)."""
     from agents.evaluation.evaluate import run_in_pool
 
-    search_agent(spec, seed)  # a spec without values fails before any work
+    agent = search_agent(spec, seed)  # a spec without values fails before any work
     start = np.cumsum(count) - count
     n_chunks = -(-len(obs) // CHUNK)
     sizes = np.minimum(len(obs) - np.arange(n_chunks) * CHUNK, CHUNK)
@@ -164,7 +171,7 @@ def search_values(spec: str, rules: Rules, obs: np.ndarray, count: np.ndarray, s
     key = ""
     if cache is not None:
         cache = Path(cache)
-        key = decisions_key(teacher or spec, rules, obs, count, seed)
+        key = decisions_key(teacher_name(agent, spec, rules), rules, obs, count, seed)
         got = _load_cache(cache, key, n_chunks, len(out), log) if cache.exists() else None
         if got is not None:
             done, out = got

@@ -43,7 +43,6 @@ holds the teacher, so that a resumed run collects the same decisions).
 from __future__ import annotations
 
 import copy
-import hashlib
 import os
 import time
 from collections.abc import Callable
@@ -172,15 +171,14 @@ def collect_decisions(policy: PolicyNet, cfg: StageConfig, skip_last_deal: bool,
 
 def add_search_values(data: Decisions, cfg: StageConfig,
                       log: Callable[[str], None] = print, halted: Halted | None = None,
-                      cache: Path | None = None, spec: str | None = None,
-                      teacher: str = "") -> np.ndarray | None:
+                      cache: Path | None = None, spec: str | None = None
+                      ) -> np.ndarray | None:
     """Add ``distill.search_beta`` x the ``distill.search`` agent's move values to the
     targets of ``distill.search_decisions`` of ``data``'s decisions, drawn at random
     (seeded by the config), and keep the values in ``data.search``: the decisions scored,
     in order; None (``data`` unchanged) when ``halted()`` stopped the scoring, whose
     values so far are kept in ``cache`` (``search_values``). ``spec``: the search agent's
-    spec in place of ``distill.search`` (the stage's own network's, ``self:...``), and
-    ``teacher`` what names it in the cache (``search_values``)."""
+    spec in place of ``distill.search`` (the stage's own network's, ``self:...``)."""
     c, d = cfg, cfg.distill
     spec = spec or d.search
     n = min(d.search_decisions, len(data))
@@ -189,21 +187,28 @@ def add_search_values(data: Decisions, cfg: StageConfig,
     workers = d.search_workers or os.cpu_count() or 1
     log(f"scoring {n:,} decisions with {spec} ({workers} worker processes)")
     values = search_values(spec, c.make_rules(), data.obs[idx], data.count[idx],
-                           c.seed, workers, log, halted=halted, cache=cache, teacher=teacher)
+                           c.seed, workers, log, halted=halted, cache=cache)
     if values is None:
         return None
     before = _best_moves(data, idx)
     data.target[moves] += np.float32(d.search_beta) * filled(values, row, n).astype(np.float32)
     data.search = np.full(len(data.target), np.nan, np.float32)
     data.search[moves] = values
-    searched = np.zeros(n, bool)
-    searched[row[~np.isnan(values)]] = True
+    searched = scored_decisions(values, row, n)
     moved = (before != _best_moves(data, idx))[searched]
     changed = float(moved.mean()) if len(moved) else 0.0
     log(f"search values added (beta {d.search_beta:g}) to {int(searched.sum()):,} of the "
         f"{n:,} decisions (the others the search left to the network): the target's best "
         f"move changed in {changed:.3f} of them")
     return idx
+
+
+def scored_decisions(values: np.ndarray, row: np.ndarray, n: int) -> np.ndarray:
+    """Which of ``n`` decisions the search scored (some move's value not NaN), from the
+    per-move ``values`` (M,), move ``m`` in decision ``row[m]``."""
+    scored = np.zeros(n, bool)
+    scored[row[~np.isnan(values)]] = True
+    return scored
 
 
 def filled(values: np.ndarray, row: np.ndarray, n: int) -> np.ndarray:
@@ -218,17 +223,6 @@ def filled(values: np.ndarray, row: np.ndarray, n: int) -> np.ndarray:
     return np.where(gap, low[row], values)
 
 
-def weights_digest(ck: dict[str, Any]) -> str:
-    """A digest of a policy checkpoint's weights (the network's and the last-deal
-    scorer's tensors, by name)."""
-    h = hashlib.sha256()
-    for part in (ck["model"], (ck.get("last_deal") or {}).get("model") or {}):
-        for k, v in sorted(part.items()):
-            h.update(k.encode())
-            h.update(v.detach().cpu().contiguous().numpy().tobytes())
-    return h.hexdigest()[:16]
-
-
 def _best_moves(data: Decisions, idx: np.ndarray) -> np.ndarray:
     """The place of each decision's best target move in its legal list."""
     moves, row, _ = data.moves(idx)
@@ -240,8 +234,7 @@ def search_regret(values: np.ndarray, row: np.ndarray, col: np.ndarray, n: int, 
     """The points each decision the search scored loses by the search's values when
     ``chosen`` (n,) is played: its best value minus the chosen move's (a move left
     unscored counts as the decision's lowest value, as in ``filled``)."""
-    scored = np.zeros(n, bool)
-    scored[row[~np.isnan(values)]] = True
+    scored = scored_decisions(values, row, n)
     table = np.full((n, width), np.nan)
     table[row, col] = filled(values, row, n)
     got = table[np.arange(n), chosen]
@@ -285,13 +278,12 @@ class SuitDistillStage(FittingStage):
                 source = search_values_file(d.search_values)
                 self.say(f"search values: starting from {source}")
                 write_atomic(source.read_bytes(), cache)
-            spec, name = d.search, ""
+            spec = d.search
             if is_self(spec):  # expert iteration: the teacher network searches
                 ck = policy_checkpoint(self.teacher, self.rules.to_dict(), {},
                                        last_deal=self.last_deal)
                 spec = self_spec(spec, save_atomic(ck, self.run_dir / SEARCH_TEACHER))
-                name = f"{d.search} {weights_digest(ck)}"
-            if add_search_values(data, self.cfg, self.say, halted, cache, spec, name) is None:
+            if add_search_values(data, self.cfg, self.say, halted, cache, spec) is None:
                 return None, steps
         if data is not None:
             alone = self._figures(self.teacher, data, self.held_out(len(data)))
@@ -379,5 +371,4 @@ def resume(ck: dict[str, Any], cfg: StageConfig, run_dir: Path, log: Log = print
 
 
 __all__ = ["Decisions", "SuitDistillStage", "add_search_values", "averaged_logits", "build",
-           "check_ready", "collect_decisions", "filled", "resume", "search_regret",
-           "weights_digest"]
+           "check_ready", "collect_decisions", "filled", "resume", "search_regret"]
