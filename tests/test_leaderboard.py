@@ -3,6 +3,8 @@ margin against pimc, time per move, and no ranking on too few hands."""
 
 from __future__ import annotations
 
+import pytest
+
 from agents.evaluation.ladder import main as ladder_main
 from agents.evaluation.leaderboard import main as leaderboard_main
 from agents.evaluation.leaderboard import rank_ranges, render
@@ -112,3 +114,16 @@ def test_notes_follow_the_generated_page_and_the_command_keeps_matches(tmp_path)
     assert "--hands 2000 --seed 3 --matches 0 --workers 2" in page
     doc["matches"] = 200  # the default (hands // 10) is not spelled out
     assert "--matches" not in command_of(doc, tmp_path)
+
+
+def test_notes_that_are_not_text_are_refused_in_one_line(tmp_path, capsys):
+    from agents.evaluation.leaderboard import write
+
+    (tmp_path / "ratings.json").write_text(__import__("json").dumps(_doc(2000)))
+    (tmp_path / "notes.md").write_bytes(b"## notes\n\xff\xfe\n")
+    assert leaderboard_main([str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip()
+    assert "notes.md is not UTF-8 text" in err and len(err.splitlines()) == 1
+    assert not (tmp_path / "README.md").exists()
+    with pytest.raises(ValueError, match="invalid start byte at byte 9"):
+        write(tmp_path, _doc(2000))

@@ -168,7 +168,12 @@ def write(out: Path, doc: dict[str, Any]) -> Path:
     notes = out / NOTES
     if notes.is_file():
         with file_errors(notes, "read the ladder's notes from"):
-            page += "\n" + notes.read_text(encoding="utf-8")
+            raw = notes.read_bytes()
+        try:
+            page += "\n" + raw.decode("utf-8")
+        except UnicodeDecodeError as e:
+            raise ValueError(f"{notes} is not UTF-8 text ({e.reason} at byte {e.start}): "
+                             f"the ladder's notes are appended to its README.md") from None
     return write_atomic(page.encode("utf-8"), out / "README.md", "write the leaderboard to")
 
 
