@@ -12,14 +12,14 @@ $(BIN)/activate:
 # torch==2.13.0 first where no torch is present: a CPU wheel on these machines
 # (an unpinned torch would pull a multi-GB CUDA build). Elsewhere, pyproject's
 # range lets users keep their own torch. `make train` installs the package alone;
-# `make test` adds the extras the tests exercise (Ray, RLlib, SB3, selenium, notebooks).
+# `make test` adds the extras the tests exercise (Ray, RLlib, SB3, OpenSpiel, selenium, notebooks).
 $(VENV)/.installed: $(BIN)/activate pyproject.toml
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install -q torch==2.13.0
 	$(BIN)/pip install -q -e .
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(BIN)/pip install -q -e ".[test,web,sb3,ray,rllib]"
+	$(BIN)/pip install -q -e ".[test,web,sb3,ray,rllib,openspiel]"
 	touch $@
 
 install: $(VENV)/.installed
