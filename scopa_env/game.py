@@ -5,7 +5,10 @@ the next state and a ``StepResult`` describing what happened (the move, and the
 hand's score when it ended). ``apply`` does the same in place, for search.
 Everything is deterministic from the seed; a hand can also start from an
 explicit deck order (``new_match(..., deck=...)`` or ``start_hand``), which is
-how records are replayed.
+how records are replayed, or be dealt card by card from outside
+(``new_match(..., deal="outside")``: ``deal_card`` places each card, ``to_deal`` says
+how many the engine waits for; ``scopa_env.rules.deal.deal_odds`` gives each card's
+probability), which is what OpenSpiel's chance nodes need.
 """
 
 from __future__ import annotations
@@ -27,7 +30,11 @@ from .moves import (
 from .rules import Rules, make_rules
 from .rules.capture import give_leftover, is_scopa
 from .rules.deal import (
+    KINGS,
+    REDEAL_KINGS,
+    TABLE,
     deal_order,
+    deal_place,
     deal_round,
     first_dealer,
     first_seat,
@@ -43,9 +50,11 @@ from .rules.scoring import score_hand
 class GameState:
     """Everything about a match in progress (including hidden cards).
 
-    Card sets are bitmasks. ``deck`` is the current hand's 40 cards in deal order,
-    ``deck_pos`` the next card to deal. ``piles``, ``scope`` and ``match_score``
-    are per team (team = seat % 2)."""
+    Card sets are bitmasks. ``deck`` is the current hand's cards in deal order (all 40
+    when the hand is shuffled from the seed or given; those dealt so far when it is dealt
+    from outside), ``deck_pos`` the next card to deal. ``piles``, ``scope`` and
+    ``match_score`` are per team (team = seat % 2). ``to_deal`` > 0: the engine waits for
+    that many cards from outside (``deal_card``) before the next move."""
 
     rules: Rules
     seed: int
@@ -63,6 +72,8 @@ class GameState:
     done: bool = False
     winner: int | None = None
     redeals: int = 0  # redeals (three kings) before the current hand's deal
+    deal_outside: bool = False  # every hand is dealt card by card by deal_card
+    to_deal: int = 0  # cards the engine waits for (deal_card) before the next move
 
     def copy(self) -> GameState:
         """An independent copy (the lists are copied; cards and rules are immutable)."""
@@ -84,7 +95,7 @@ class GameState:
         return N_CARDS - self.deck_pos
 
     def legal_actions(self) -> list[int]:
-        if self.done:
+        if self.done or self.to_deal:
             return []
         return legal_actions(self.hands[self.to_move], self.table, self.rules)
 
@@ -121,39 +132,83 @@ class IllegalMoveError(ValueError):
 
 
 def _deal_round(s: GameState) -> None:
+    """Deal the next round of hands from the known deck, or wait for it from outside."""
     p, n = s.rules.players, s.rules.players * s.rules.hand_size
     first = first_seat(s.dealer, p)
+    s.to_move = first
+    if s.deal_outside:
+        s.to_deal = n
+        return
     for k, hand in enumerate(deal_round(s.deck[s.deck_pos:s.deck_pos + n], p)):
         s.hands[(first + k) % p] |= hand
     s.deck_pos += n
-    s.to_move = first
 
 
 def start_hand(s: GameState, deck: Any = None) -> None:
-    """Shuffle (or take ``deck``) and deal a new hand in place, dealer already set."""
+    """Shuffle (or take ``deck``) and deal a new hand in place, dealer already set; with
+    ``deal_outside``, clear the hand and wait for its first round and opening table."""
     rules = s.rules
+    s.hands = [0] * rules.players
+    s.piles = [0, 0]
+    s.scope = [0, 0]
+    s.last_capture_team = None
+    s.table = 0
+    s.deck_pos = 0
+    if s.deal_outside and deck is None:
+        s.deck, s.redeals = (), 0
+        _deal_round(s)
+        s.to_deal += rules.table_size
+        return
     if deck is not None:
         d, s.redeals = played_deck(deck, rules), 0
     else:
         d, s.redeals = deal_order(s.seed, s.hand_index, rules)
     s.deck = d
-    s.deck_pos = 0
-    s.hands = [0] * rules.players
-    s.piles = [0, 0]
-    s.scope = [0, 0]
-    s.last_capture_team = None
     _deal_round(s)
     s.table = opening_table(d, rules)
     s.deck_pos += rules.table_size
 
 
+def deal_card(s: GameState, card: int) -> None:
+    """Deal ``card`` from outside as the next card of the hand's deal order, in place: to
+    the seat or the table its position gives (``deal_place``). ``IllegalMoveError`` when
+    no card is due, the card is already dealt, or it would make the three-kings rule
+    redeal the opening table (such a deal is never played: ``deal_odds`` leaves it out)."""
+    if not s.to_deal:
+        raise IllegalMoveError("no card is due: the engine deals a card only when it waits "
+                               "for one (to_deal > 0)")
+    if type(card) is not int or not 0 <= card < N_CARDS:
+        raise IllegalMoveError(f"card id {card!r} is out of range 0..39")
+    bit = 1 << card
+    if (s.table | s.piles[0] | s.piles[1] | sum(s.hands)) & bit:  # hands are disjoint
+        raise IllegalMoveError(f"card {CODES[card]} is already dealt this hand")
+    place = deal_place(s.deck_pos, s.dealer, s.rules)
+    if place == TABLE:
+        if (s.rules.redeal_three_kings and bit & KINGS
+                and ((s.table & KINGS).bit_count() + 1) >= REDEAL_KINGS):
+            raise IllegalMoveError(
+                f"card {CODES[card]} would put {REDEAL_KINGS} kings on the opening table, "
+                f"which redeal_three_kings redeals: such a deal is never played")
+        s.table |= bit
+    else:
+        s.hands[place] |= bit
+    s.deck += (card,)
+    s.deck_pos += 1
+    s.to_deal -= 1
+
+
 def new_match(rules: Rules | str = "scopa", seed: int | None = None, deck: Any = None,
-              **options: Any) -> GameState:
-    """A new match with its first hand dealt (dealer = last seat)."""
+              deal: str = "seed", **options: Any) -> GameState:
+    """A new match with its first hand dealt (dealer = last seat): shuffled from the seed
+    (``deal="seed"``, default), or waiting for every hand's cards from outside
+    (``deal="outside"``: ``deal_card``)."""
+    if deal not in ("seed", "outside"):
+        raise ValueError(f"deal must be 'seed' or 'outside', got {deal!r}")
     if not isinstance(rules, Rules) or options:
         rules = make_rules(rules, **options)
     seed = entropy_seed() if seed is None else check_seed(seed)
-    s = GameState(rules=rules, seed=seed, dealer=first_dealer(rules.players))
+    s = GameState(rules=rules, seed=seed, dealer=first_dealer(rules.players),
+                  deal_outside=deal == "outside")
     start_hand(s, deck)
     return s
 
@@ -166,6 +221,9 @@ def apply(s: GameState, action: int, check: bool = True, next_deck: Any = None,
     redealt: a dead end for search, which stops at the end of the hand."""
     if s.done:
         raise IllegalMoveError("the match is over: no move can be played")
+    if s.to_deal:
+        raise IllegalMoveError(f"the deal is not finished: {s.to_deal} more card(s) to deal "
+                               f"(deal_card) before the next move")
     seat = s.to_move
     if check:
         legal = legal_actions(s.hands[seat], s.table, s.rules)
@@ -247,5 +305,5 @@ def hidden_cards(s: GameState, seat: int) -> int:
 
 
 __all__ = ["GameState", "StepResult", "MoveInfo", "HandResult", "IllegalMoveError", "new_match",
-           "start_hand", "apply", "step", "hidden_cards", "raise_illegal", "N_ACTIONS",
+           "start_hand", "deal_card", "apply", "step", "hidden_cards", "raise_illegal", "N_ACTIONS",
            "ACE_ALL_BASE"]

@@ -4,8 +4,14 @@ side.
 
 A hand deals ``players * hand_size`` cards one at a time from the seat after the dealer,
 then ``table_size`` cards face up (the opening table), then a round of hands each time
-every hand is empty. With ``redeal_three_kings`` a deal whose opening table holds
+every hand is empty: ``deal_place`` says where the card at each position of the deal
+order goes. With ``redeal_three_kings`` a deal whose opening table holds
 ``REDEAL_KINGS`` kings or more is shuffled again (the next *attempt*).
+
+A hand can also be dealt card by card from outside (OpenSpiel's chance nodes, a dealer
+at a real table): ``deal_odds`` gives each next card's probability under the rules (a
+uniform shuffle, conditioned on a deal the three-kings rule keeps), which is the
+distribution of ``deal_order``'s seeded shuffles.
 
 Shuffles: ``shuffled_deck`` (numpy's generator seeded with (match seed, hand, attempt),
 the per-game engine and ``shuffle="engine"``) and ``hash_decks`` (a counter-based hash of
@@ -15,6 +21,7 @@ the same triple, for many games at once: ``shuffle="fast"``); they give differen
 from __future__ import annotations
 
 from collections.abc import Sequence
+from math import comb
 from typing import Any
 
 import numpy as np
@@ -52,6 +59,62 @@ def deal_round(cards: Sequence[int], players: int) -> list[int]:
     for i, c in enumerate(cards):
         hands[i % players] |= 1 << c
     return hands
+
+
+TABLE = -1
+"""``deal_place``'s answer for a card dealt face up to the table."""
+
+
+def deal_place(pos: int, dealer: int, rules: Rules) -> int:
+    """Where the card at position ``pos`` of a hand's deal order goes: a seat, or
+    ``TABLE``. Each round deals its cards in turn from the seat after the dealer (as
+    ``deal_round``); the opening table comes after the first round."""
+    p, per_round, t = rules.players, rules.players * rules.hand_size, rules.table_size
+    if pos >= per_round:
+        if pos < per_round + t:
+            return TABLE
+        pos -= t
+    return (first_seat(dealer, p) + pos % p) % p
+
+
+def _kept_tables(undealt: int, undealt_kings: int, to_come: int, kings_on_table: int) -> int:
+    """How many of the ``to_come``-card sets the rest of the opening table may be drawn
+    from (out of ``undealt`` cards, ``undealt_kings`` of them kings) leave it with fewer
+    than ``REDEAL_KINGS`` kings."""
+    most = min(to_come, undealt_kings, REDEAL_KINGS - 1 - kings_on_table)
+    return sum(comb(undealt_kings, k) * comb(undealt - undealt_kings, to_come - k)
+               for k in range(most + 1))
+
+
+def deal_odds(dealt: Sequence[int], rules: Rules) -> list[tuple[int, float]]:
+    """The next card of a hand's deal order with its probability, given the cards
+    ``dealt`` so far in order: uniform over the undealt cards, except that under
+    ``redeal_three_kings`` the deal is conditioned on an opening table the rule keeps
+    (the distribution of ``deal_order``). Cards of probability 0 are left out."""
+    seen = 0
+    for c in dealt:
+        seen |= 1 << c
+    undealt = [c for c in range(N_CARDS) if not seen >> c & 1]
+    if not undealt:
+        return []
+    start, pos = rules.players * rules.hand_size, len(dealt)
+    if not rules.redeal_three_kings or pos >= start + rules.table_size:
+        return [(c, 1.0 / len(undealt)) for c in undealt]
+    kings_left = (KINGS & ~seen).bit_count()
+    on_table = sum(RANK[c] == 10 for c in dealt[start:])
+    to_come = rules.table_size - max(0, pos - start)
+    n = len(undealt)
+    now = _kept_tables(n, kings_left, to_come, on_table) / comb(n, to_come)
+    if not now:
+        raise ValueError(f"the cards dealt put {on_table} kings on the opening table, which "
+                         f"redeal_three_kings redeals: no deal goes on from here")
+    to_table = pos >= start
+    odds = []
+    for king in (False, True):
+        after = _kept_tables(n - 1, kings_left - king, to_come - to_table,
+                             on_table + (king and to_table)) / comb(n - 1, to_come - to_table)
+        odds.append(after / now / n)
+    return [(c, odds[RANK[c] == 10]) for c in undealt if odds[RANK[c] == 10] > 0]
 
 
 def shuffled_deck(seed: int, hand_index: int, attempt: int) -> tuple[int, ...]:
