@@ -85,7 +85,7 @@ def test_deal_odds_are_the_kept_shuffles(rules):
             p *= odds[cards[k]]
         assert p * perm(40, length) * kept == pytest.approx(1, rel=1e-9)
         checked += 1
-    assert checked > 60
+    assert checked >= 60
 
 
 def test_deal_odds_leave_out_the_third_king_on_the_table():

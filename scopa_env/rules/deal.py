@@ -109,11 +109,11 @@ def deal_odds(dealt: Sequence[int], rules: Rules) -> list[tuple[int, float]]:
         raise ValueError(f"the cards dealt put {on_table} kings on the opening table, which "
                          f"redeal_three_kings redeals: no deal goes on from here")
     to_table = pos >= start
-    odds = []
-    for king in (False, True):
+    odds = {}
+    for king in {RANK[c] == 10 for c in undealt}:
         after = _kept_tables(n - 1, kings_left - king, to_come - to_table,
                              on_table + (king and to_table)) / comb(n - 1, to_come - to_table)
-        odds.append(after / now / n)
+        odds[king] = after / now / n
     return [(c, odds[RANK[c] == 10]) for c in undealt if odds[RANK[c] == 10] > 0]
 
 
