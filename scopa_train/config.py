@@ -8,6 +8,7 @@ A config file (YAML) holds sections, each a mapping of settings::
     opponents:   the opponent pool: a sampling weight per kind or agent spec
     network:     hidden_size, hidden_layers, action_hidden
     ppo:         the PPO stage kind's settings
+    dmc:         the Deep Monte-Carlo stage kind's settings
     fit:         what every fitting stage kind shares (decisions, epochs, batch, lr, holdout)
     last_deal:   the last-deal scorer stage kind's settings
     distill:     the suit-distillation stage kind's search labels
@@ -43,7 +44,7 @@ from agents import check_spec
 from scopa_env.rules import NAMED_RULES, OPTION_NAMES, resolve_rules
 
 OPPONENT_KINDS = ("self", "past", "random", "greedy", "expert")
-STAGE_KINDS = ("ppo", "last_deal", "suit_distill")
+STAGE_KINDS = ("ppo", "last_deal", "suit_distill", "dmc")
 MAX_SEED = 2**63 - 1
 # a run or stage name is one folder name: it cannot place the run outside runs_dir
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
@@ -148,6 +149,27 @@ class PPOSection:
 
 
 @dataclass
+class DMCSection:
+    total_env_steps: int = _f(2_000_000, "environment moves to train for (all seats); 0: no "
+                              "budget in moves, the stage trains until run.max_minutes or a "
+                              "stop (epsilon then keeps its start value)", lo=0)
+    reward_scale: float = _f(0.25, "rewards are multiplied by this for learning (the Q "
+                             "targets); logged points stay unscaled", lo=0, lo_open=True)
+    learning_rate: float = _f(3e-4, "Adam learning rate (constant)", lo=0, hi=1, lo_open=True)
+    epsilon: float = _f(0.1, "the actors' exploration at the start: the share of moves "
+                        "drawn uniformly among the legal ones, the rest greedy on Q", lo=0,
+                        hi=1)
+    epsilon_final: float = _f(0.01, "exploration at the end (linear schedule, stepped once "
+                              "per update)", lo=0, hi=1)
+    update_epochs: int = _f(1, "passes over each rollout's decisions", lo=1, hi=100)
+    num_minibatches: int = _f(4, "minibatches per pass", lo=1, hi=1024)
+    max_grad_norm: float = _f(1.0, "gradient clipping norm", lo=0, lo_open=True)
+    past_snapshot_every: int = _f(10, "updates between snapshots added to the past pool",
+                                  lo=1)
+    past_pool_size: int = _f(5, "past snapshots kept (oldest dropped)", lo=1, hi=100)
+
+
+@dataclass
 class FitSection:
     decisions: int = _f(1_000_000, "decisions to collect from the starting policy's "
                         "rollouts before fitting", lo=100)
@@ -197,7 +219,7 @@ class DistillSection:
 
 @dataclass
 class EvaluationSection:
-    every_steps: int = _f(500_000, "PPO: env steps between evaluations; other stage kinds "
+    every_steps: int = _f(500_000, "PPO, DMC: env steps between evaluations; other kinds "
                           "are evaluated once, at their end (0 = never)", lo=0)
     hands: int = _f(200, "paired hands per evaluation opponent", lo=1)
     opponents: list = _f(["random", "greedy", "expert"],
@@ -209,18 +231,19 @@ class EvaluationSection:
 
 @dataclass
 class CheckpointsSection:
-    every_steps: int = _f(500_000, "PPO: env steps between periodic checkpoints (0 = only "
+    every_steps: int = _f(500_000, "PPO, DMC: env steps between periodic checkpoints (0 = only "
                           "at the end; every stage saves latest.pt on a stop)", lo=0)
     keep: int = _f(3, "periodic checkpoints kept (older ones deleted)", lo=1)
 
 
 SECTIONS: dict[str, type] = {
     "run": RunSection, "rules": RulesSection, "rollouts": RolloutsSection,
-    "network": NetworkSection, "ppo": PPOSection, "fit": FitSection,
+    "network": NetworkSection, "ppo": PPOSection, "dmc": DMCSection, "fit": FitSection,
     "last_deal": LastDealSection, "distill": DistillSection,
     "evaluation": EvaluationSection, "checkpoints": CheckpointsSection}
 # the stage kinds that read a section (the others are read by every kind)
-SECTION_KINDS = {"ppo": ("ppo",), "checkpoints": ("ppo",), "fit": ("last_deal", "suit_distill"),
+SECTION_KINDS = {"ppo": ("ppo",), "dmc": ("dmc",), "checkpoints": ("ppo", "dmc"),
+                 "fit": ("last_deal", "suit_distill"),
                  "last_deal": ("last_deal",), "distill": ("suit_distill",)}
 # the settings of a stage besides its sections (``opponents`` is a mapping of weights)
 STAGE_KEYS = ("name", "kind", "init_from", "opponents")
@@ -351,6 +374,7 @@ class StageConfig:
     opponents: dict = field(default_factory=lambda: dict(DEFAULT_OPPONENTS))
     network: NetworkSection = field(default_factory=NetworkSection)
     ppo: PPOSection = field(default_factory=PPOSection)
+    dmc: DMCSection = field(default_factory=DMCSection)
     fit: FitSection = field(default_factory=FitSection)
     last_deal: LastDealSection = field(default_factory=LastDealSection)
     distill: DistillSection = field(default_factory=DistillSection)
@@ -486,7 +510,7 @@ def validate(cfg: StageConfig) -> None:
                                  "the exact last-deal values are hand points margins, and "
                                  "only 2-player seats know every card once the deck is empty")
     if cfg.kind != "ppo":
-        if not cfg.init_from:
+        if not cfg.init_from and cfg.kind != "dmc":
             raise ConfigError(f"stage kind {cfg.kind!r} needs 'init_from': the policy whose "
                               f"rollouts it learns from")
         if r.backend != "local":
@@ -499,6 +523,13 @@ def validate(cfg: StageConfig) -> None:
                               f"multiple of 'last_deal.heads' = {cfg.last_deal.heads}")
     if cfg.kind == "suit_distill":
         _validate_distill(cfg.distill)
+    if cfg.kind == "dmc":
+        if r.episode != "hand":
+            raise ConfigError("stage kind 'dmc' needs rollouts.episode: hand (its targets are "
+                              "the Monte-Carlo returns of whole episodes within a rollout)")
+        if cfg.dmc.epsilon_final > cfg.dmc.epsilon:
+            raise ConfigError(f"config key 'dmc.epsilon_final' ({cfg.dmc.epsilon_final}) must "
+                              f"not exceed 'dmc.epsilon' ({cfg.dmc.epsilon})")
     _validate_rules(cfg)
     # last: what this machine lacks, once the config itself holds together
     if r.backend == "ray" and cfg.kind == "ppo" and importlib.util.find_spec("ray") is None:
@@ -808,7 +839,8 @@ def describe() -> str:
         "Top-level keys (or each stage's, in a recipe's `stages:` list):",
         f"  kind (str, default 'ppo'; one of {list(STAGE_KINDS)}): what the stage trains: "
         "'ppo' self-play PPO; 'last_deal' fits a last-deal scorer to exact values; "
-        "'suit_distill' fits the network to its suit-averaged self (and search labels)",
+        "'suit_distill' fits the network to its suit-averaged self (and search labels); "
+        "'dmc' Deep Monte-Carlo: Q per legal move fitted to self-play returns",
         f"  init_from (str, default ''): {INIT_FROM_HELP}",
         f"  opponents (mapping, default {DEFAULT_OPPONENTS}): {OPPONENTS_HELP}",
         "  stages (list): a recipe: each stage a mapping with name, kind, optional "

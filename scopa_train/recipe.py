@@ -39,10 +39,10 @@ from .config import (
     stage_from_dict,
 )
 from .framework import Log, clean_run_temps, make_run_dir, write_config
-from .stages import last_deal_scorer, ppo_selfplay, suit_distill
+from .stages import dmc, last_deal_scorer, ppo_selfplay, suit_distill
 
 KINDS: dict[str, ModuleType] = {"ppo": ppo_selfplay, "last_deal": last_deal_scorer,
-                                "suit_distill": suit_distill}
+                                "suit_distill": suit_distill, "dmc": dmc}
 RECIPE_FILE = "recipe.yaml"
 SHAPE_KEYS = ("width", "layers", "heads")  # of the last-deal scorer
 

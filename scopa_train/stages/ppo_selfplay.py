@@ -233,6 +233,14 @@ def update_scalars(rs: RolloutStats, us: UpdateStats, decisions: int, *, lr: flo
             "endgame/expected_regret_points": us.endgame_loss,
             "endgame/argmax_best_move_rate": us.endgame_best_move_rate,
             "endgame/argmax_regret_points": us.endgame_regret_points})
+    scalars.update(rollout_scalars(rs))
+    return scalars
+
+
+def rollout_scalars(rs: RolloutStats) -> dict[str, float]:
+    """The ``rollout/...`` scalars of one rollout: points and margins per hand and
+    episode returns, by opponent kind."""
+    scalars: dict[str, float] = {}
     for kind, hands in rs.hand_points.items():
         own = np.array([h[0] for h in hands], np.float64)
         other = np.array([h[1] for h in hands], np.float64)
@@ -278,4 +286,5 @@ def check_ready(cfg: StageConfig) -> None:
                 raise ConfigError(f"config key 'evaluation.opponents': {spec!r}: {e}") from None
 
 
-__all__ = ["PPOStage", "build", "check_ready", "make_collector", "resume", "update_scalars"]
+__all__ = ["PPOStage", "build", "check_ready", "make_collector", "resume", "rollout_scalars",
+           "update_scalars"]
