@@ -25,13 +25,16 @@ Agents are named by spec strings everywhere (CLI, configs, records):
   (``agents.bridges.gym_env``; needs ``pip install -e .[sb3]``);
 - ``rllib:PATH``: an RLlib checkpoint of a policy trained on the PettingZoo environment
   (``agents.bridges.rllib_agent``, examples/rllib_ppo.py; needs ``pip install -e .[rllib]``);
+- ``openspiel:ismcts[,simulations=N,uct_c=X,...]`` / ``openspiel:mcts``: OpenSpiel's own
+  search bots on the ``python_scopa`` game (``agents.bridges.openspiel_search``; needs
+  ``pip install -e .[openspiel]``);
 - ``py:package.module:ATTR`` / ``py:path/to/file.py:ATTR`` (``,name=value`` parameters
   optional): your own agent class or factory (``agents.bridges.plugins``, docs/agents.md);
 - any name an installed package registers in the ``scopa.agents`` entry-point group.
 
-Importing this package registers the single-agent Gymnasium environment ``GYM_ENV_ID``
-(``scopa/Scopa-v0``, class ``agents.bridges.gym_env.ScopaGymEnv``, imported only by
-``gymnasium.make``).
+The single-agent Gymnasium environment ``GYM_ENV_ID`` (``scopa/Scopa-v0``, class
+``agents.bridges.gym_env.ScopaGymEnv``, imported only by ``gymnasium.make``) is registered
+by ``import scopa_env``, which importing this package does.
 
 ``make_agent(spec, seed)`` builds one; an unknown name or parameter raises
 ``ValueError`` listing what exists. Every agent has ``spec`` and ``act(info) -> id``;
@@ -41,9 +44,10 @@ built-in ones also ``act_batch(infos)``. ``agents.baselines.batched.batched_acti
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
-import gymnasium
+from scopa_env import GYM_ENV_ID
 
 from .base import Agent, BaseAgent, RandomAgent
 from .baselines.expert import ExpertAgent
@@ -56,16 +60,11 @@ AGENTS: dict[str, type[BaseAgent]] = {
 # built in, from an optional extra (sb3-contrib, ray[rllib])
 BRIDGED = {"sb3": "sb3:PATH  (a Stable-Baselines3 MaskablePPO model zip, pip install -e "
                   ".[sb3])",
-           "rllib": "rllib:PATH  (an RLlib checkpoint folder, pip install -e .[rllib])"}
+           "rllib": "rllib:PATH  (an RLlib checkpoint folder, pip install -e .[rllib])",
+           "openspiel": "openspiel:ismcts[,simulations=100,uct_c=2.0,rollouts=1,worlds=-1,"
+                        "final=max_visit] or openspiel:mcts[,simulations=100,uct_c=2.0,"
+                        "rollouts=1]  (OpenSpiel's search bots, pip install -e .[openspiel])"}
 BUILTIN = set(AGENTS) | set(BRIDGED)
-GYM_ENV_ID = "scopa/Scopa-v0"
-
-if GYM_ENV_ID not in gymnasium.registry:
-    # an entry point string: bridges.gym_env is imported only by make(). Unwrapped, like
-    # the AEC env: the class checks its own call order and every action, and Gymnasium's
-    # wrappers would hide action_masks() (they forward no other attribute).
-    gymnasium.register(id=GYM_ENV_ID, entry_point=f"{__name__}.bridges.gym_env:ScopaGymEnv",
-                       order_enforce=False, disable_env_checker=True)
 
 
 def known_specs() -> list[str]:
@@ -96,6 +95,12 @@ def parse_spec(spec: str) -> tuple[str, dict[str, Any]]:
     spec = spec.strip()
     name, _, rest = spec.partition(":")
     name = name.strip()
+    if name == "openspiel":  # open-spiel is imported only here
+        if importlib.util.find_spec("pyspiel") is None:
+            raise ValueError(f"agent spec {spec!r} needs open-spiel, which is not installed: "
+                             f"pip install -e .[openspiel]")
+        from .bridges import openspiel_search
+        return name, openspiel_search.parse_openspiel(spec)
     if name in BRIDGED:
         if not rest.strip():
             raise ValueError(f"agent spec '{name}:' needs a path: {name}:PATH")
@@ -131,6 +136,9 @@ def check_spec(spec: str) -> str:
         from .bridges import rllib_agent
         rllib_agent.check_available()
         rllib_agent.module_dir(params["path"])
+    if name == "openspiel":
+        from .bridges.openspiel_search import OpenSpielSearchAgent
+        return OpenSpielSearchAgent(seed=0, **params).spec
     if name not in AGENTS:  # sb3:, rllib:, py: or entry point
         return spec.strip()
     return AGENTS[name](seed=0, **params).spec
@@ -145,6 +153,9 @@ def make_agent(spec: str, seed: int | None = None) -> Agent:
     if name == "rllib":  # RLlib is imported only here
         from .bridges.rllib_agent import RLlibAgent
         return RLlibAgent(params["path"], seed=seed)
+    if name == "openspiel":
+        from .bridges.openspiel_search import OpenSpielSearchAgent
+        return OpenSpielSearchAgent(seed=seed, **params)
     if name not in AGENTS:  # py: or entry point (ckpt: and pretrained: scopa_policy's)
         obj, params = plugins.resolve(spec, BUILTIN)  # type: ignore[misc]
         return plugins.build(spec, obj, params, seed)

@@ -262,6 +262,23 @@ def dealt_within(info: InfoSet, depth: int) -> int:
     return min(info.deck_count, deals * per_deal)
 
 
+def random_hands(cards: list[int], sizes: list[tuple[int, int]], rng: random.Random,
+                 hands: list[int] | None = None) -> list[int]:
+    """Deal ``cards`` uniformly at random to the seats of ``sizes`` (``(seat, cards it
+    holds)`` pairs), in place into ``hands`` (default: all empty): ``cards`` is shuffled,
+    and what is left after the hands (its tail) is the rest in random order."""
+    rng.shuffle(cards)
+    hands = hands if hands is not None else [0] * (1 + max(s for s, _ in sizes))
+    pos = 0
+    for seat, size in sizes:
+        m = 0
+        for c in cards[pos:pos + size]:
+            m |= 1 << c
+        hands[seat] = m
+        pos += size
+    return hands
+
+
 def sample_worlds(info: InfoSet, n: int, rng: random.Random, depth: int | None = None
                   ) -> list[tuple[GameState, int]]:
     """``n`` random deals of the unseen cards consistent with ``info``, merged when
@@ -277,17 +294,10 @@ def sample_worlds(info: InfoSet, n: int, rng: random.Random, depth: int | None =
         raise ValueError(f"information set is inconsistent: {len(unseen)} unseen cards for "
                          f"{need} places (other hands and deck)")
     found: dict[tuple, list] = {}
+    dealt = sum(h for _, h in others)
     for _ in range(n):
-        rng.shuffle(unseen)
-        hands = list(template.hands)
-        pos = 0
-        for s, h in others:
-            m = 0
-            for c in unseen[pos:pos + h]:
-                m |= 1 << c
-            hands[s] = m
-            pos += h
-        rest = tuple(unseen[pos:])
+        hands = random_hands(unseen, others, rng, list(template.hands))
+        rest = tuple(unseen[dealt:])
         key = (tuple(hands), rest[:horizon])
         entry = found.get(key)
         if entry is not None:
