@@ -24,9 +24,17 @@ def _name_clashes() -> dict[str, list[str]]:
             if len({m.split(".")[0] for m in ms}) > 1}
 
 
+# Gymnasium's convention: the engine registers its id `scopa/Scopa-v0` with the entry point
+# string of the class, which lives a layer up; Gymnasium imports it on `make`, never before
+# (tests/test_package.py checks that `import scopa_env` leaves `agents` unimported).
+REGISTERED_BY_NAME = {("scopa_env", "agents.bridges.gym_env", "string")}
+
+
 def test_no_module_reaches_a_higher_layer() -> None:
-    up = [f"{m} -> {t} ({kind})" for m, t, kind in GRAPH.upward()]
+    up = [f"{m} -> {t} ({kind})" for m, t, kind in GRAPH.upward()
+          if (m, t, kind) not in REGISTERED_BY_NAME]
     assert not up, "imports or module names reaching a higher layer: " + "; ".join(up)
+    assert REGISTERED_BY_NAME <= set(GRAPH.upward())  # each exception is still needed
 
 
 @pytest.mark.parametrize("package", LAYERS)

@@ -33,11 +33,19 @@ def test_only_the_kit_is_importable_outside_the_checkout(tmp_path: Path) -> None
                                       'scopa_web', 'scopa_cli'])
 
 
-def test_the_gym_id_is_registered_by_the_agents_layer_not_the_engine() -> None:
-    code = ("import sys, gymnasium, scopa_env\n"
-            "print('scopa/Scopa-v0' in gymnasium.registry)\n"
+def test_the_engine_registers_the_gym_id_by_name_and_make_imports_the_class() -> None:
+    """``import scopa_env`` registers ``scopa/Scopa-v0`` without importing the agents layer
+    (a string entry point); ``gymnasium.make`` imports it; ``import agents`` after it
+    registers nothing twice (warnings are errors here)."""
+    code = ("import sys, warnings, gymnasium, scopa_env\n"
+            "warnings.simplefilter('error')\n"
+            "spec = gymnasium.spec('scopa/Scopa-v0')\n"
+            "print(spec.entry_point, 'agents' in sys.modules)\n"
+            "env = gymnasium.make('scopa/Scopa-v0', opponent='greedy')\n"
+            "obs, info = env.reset(seed=1)\n"
+            "print(type(env).__name__, obs.shape, 'agents' in sys.modules)\n"
             "import agents\n"
-            "spec = gymnasium.spec(agents.GYM_ENV_ID)\n"
-            "print(spec.entry_point, 'agents.bridges.gym_env' in sys.modules)\n")
+            "print(agents.GYM_ENV_ID == scopa_env.GYM_ENV_ID)\n")
     out = fresh_python(code)
-    assert out.splitlines() == ["False", "agents.bridges.gym_env:ScopaGymEnv False"]
+    assert out.splitlines() == ["agents.bridges.gym_env:ScopaGymEnv False",
+                                "ScopaGymEnv (216,) True", "True"]

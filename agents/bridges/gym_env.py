@@ -2,7 +2,7 @@
 
 ```python
 import gymnasium
-import agents  # registers scopa/Scopa-v0
+import scopa_env  # registers scopa/Scopa-v0 (the class is imported by make)
 
 env = gymnasium.make("scopa/Scopa-v0", opponent="expert", reward="points", episode="hand")
 obs, info = env.reset(seed=42)
