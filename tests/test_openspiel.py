@@ -4,9 +4,11 @@ agents and OpenSpiel's bots play each other both ways."""
 
 from __future__ import annotations
 
+import json
 import random
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -233,3 +235,36 @@ def test_spec_bots_play_each_other_and_openspiel_bots():
     assert r[0] == -r[1]
     with pytest.raises(TypeError, match="plays python_scopa states only"):
         bots[0].step(pyspiel.load_game("kuhn_poker").new_initial_state())
+
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_openspiel_dqn_example_trains_and_plays_as_an_agent_spec(tmp_path):
+    """OpenSpiel's own DQN trains on python_scopa at a tiny budget (past its first
+    learning steps) and the saved network plays through a py: spec."""
+    out = tmp_path / "dqn"
+    r = subprocess.run([sys.executable, str(ROOT / "examples/openspiel_dqn.py"), "--steps",
+                        "800", "--hidden", "16", "--out", str(out)],
+                       capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    meta = json.loads((out / "dqn.json").read_text())
+    assert meta["env_steps"] >= 800 and meta["hidden"] == [16]
+    agent = make_agent(f"py:{ROOT}/examples/openspiel_dqn.py:agent,path={out}/player0.pt",
+                       seed=0)
+    s = new_match("scopa", 3)
+    for _ in range(10):
+        info = info_set(s, s.to_move)
+        a = agent.act(info)
+        assert a in info.legal_actions
+        apply(s, a)
+    with pytest.raises(ValueError, match="not a DQN saved by examples/openspiel_dqn.py"):
+        make_agent(f"py:{ROOT}/examples/openspiel_dqn.py:agent,path={tmp_path}/none.pt")
+
+
+def test_openspiel_bots_example_runs():
+    r = subprocess.run([sys.executable, str(ROOT / "examples/openspiel_bots.py"), "--ours",
+                        "greedy", "--simulations", "5", "--deals", "2"],
+                       capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert r.returncode == 0, r.stderr
+    assert "greedy vs OpenSpiel ISMCTS (5 simulations)" in r.stdout

@@ -54,6 +54,9 @@ class SpecBot(pyspiel.Bot):
     def restart_at(self, state: pyspiel.State) -> None:
         self._deal = None
 
+    def restart(self) -> None:
+        self._deal = None
+
     def inform_action(self, state: pyspiel.State, player_id: int, action: int) -> None:
         pass
 
