@@ -3,7 +3,11 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install train test test-learning lint bench bench-train ladder clean
+.PHONY: install train test test-learning lint bench bench-train ladder dist clean
+
+# setuptools notes on every editable install of this layout that folders named like the
+# packages may shadow them; nothing new here (the checkout is the package): kept quiet
+EDITABLE := PYTHONWARNINGS="ignore:Editable installation" $(BIN)/pip install -q -e
 
 $(BIN)/activate:
 	$(PY) -m venv $(VENV)
@@ -11,15 +15,17 @@ $(BIN)/activate:
 
 # torch==2.13.0 first where no torch is present: a CPU wheel on these machines
 # (an unpinned torch would pull a multi-GB CUDA build). Elsewhere, pyproject's
-# range lets users keep their own torch. `make train` installs the package alone;
-# `make test` adds the extras the tests exercise (Ray, RLlib, SB3, OpenSpiel, selenium, notebooks).
+# range lets users keep their own torch. `make train` installs the package with its
+# `train` extra (torch, TensorBoard, matplotlib; `pip install .` alone is the env without
+# them); `make test` adds the extras the tests exercise (Ray, RLlib, SB3, OpenSpiel,
+# selenium, notebook tools, build and twine).
 $(VENV)/.installed: $(BIN)/activate pyproject.toml
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install -q torch==2.13.0
-	$(BIN)/pip install -q -e .
+	$(EDITABLE) ".[train]"
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(BIN)/pip install -q -e ".[test,web,sb3,ray,rllib,openspiel]"
+	$(EDITABLE) ".[test,train,web,sb3,ray,rllib,openspiel]"
 	touch $@
 
 install: $(VENV)/.installed
@@ -41,7 +47,7 @@ lint: $(VENV)/.installed-test
 	$(BIN)/ruff check .
 
 bench: install
-	$(BIN)/pip install -q -e ".[bench]"
+	$(EDITABLE) ".[bench]"
 	taskset -c 0 $(BIN)/python benchmarks/env_throughput.py
 
 # training throughput of the recipe's PPO stage, piece by piece and end to end
@@ -56,5 +62,12 @@ LADDER_MATCHES ?= 0
 ladder: install
 	$(BIN)/scopa ladder $(LADDER_AGENTS) --hands $(LADDER_HANDS) --matches $(LADDER_MATCHES) --seed 2026 --workers 2 --out docs/ladder
 
+# the sdist and the wheel in dist/, checked as PyPI would (tests/test_wheel.py builds and
+# installs them in a fresh venv)
+dist: $(VENV)/.installed-test
+	rm -rf dist
+	$(BIN)/python -m build --outdir dist .
+	$(BIN)/twine check --strict dist/*
+
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) build dist *.egg-info

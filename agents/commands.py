@@ -11,7 +11,8 @@ and a non-zero exit status; never a traceback:
 - ``writable_file(path, what)`` (``scopa_env.files``, re-exported): refuse an output
   path that cannot be written, before any work starts;
 - ``run(prog, fn)``: call ``fn()`` and turn the errors a user can cause (bad input,
-  files, Ctrl-C) into that one line and an exit status.
+  files, Ctrl-C, a module of the ``train`` extra that is not installed) into that one
+  line and an exit status.
 """
 
 from __future__ import annotations
@@ -26,11 +27,15 @@ from collections.abc import Callable
 
 from scopa_env.files import writable_file
 
-__all__ = ["INTERRUPTED", "MAX_SEED", "Parser", "UsageError", "describe", "fail",
-           "fresh_seed", "ignore_interrupts", "non_negative_int", "positive_int", "run",
-           "seed_arg", "writable_file"]
+__all__ = ["INTERRUPTED", "MAX_SEED", "TRAIN_EXTRA", "Parser", "UsageError", "describe",
+           "fail", "fresh_seed", "ignore_interrupts", "missing_extra", "non_negative_int",
+           "positive_int", "run", "seed_arg", "writable_file"]
 
 INTERRUPTED = 130  # the shell's status for a command stopped by Ctrl-C (128 + SIGINT)
+
+# the modules of the `train` extra (pyproject.toml), which an install of the env alone
+# lacks: the learned agents, training, exploit and the figures need them
+TRAIN_EXTRA = ("torch", "tensorboard", "matplotlib")
 
 
 class UsageError(ValueError):
@@ -94,6 +99,16 @@ def describe(e: BaseException) -> str:
     return " ".join(str(e).split()) or type(e).__name__
 
 
+def missing_extra(e: ImportError) -> str | None:
+    """One line for a module of the ``train`` extra that is not installed; None for any
+    other import error."""
+    name = (e.name or "").partition(".")[0]
+    if not isinstance(e, ModuleNotFoundError) or name not in TRAIN_EXTRA:
+        return None
+    return (f"{name} is not installed: this needs the kit's train extra, pip install "
+            f"'scopa-rl[train]' (in a checkout: make install)")
+
+
 def fail(prog: str, message: str, status: int = 2) -> int:
     """Print ``prog: error: message`` (one line) and return ``status``."""
     print(f"{prog}: error: {message}", file=sys.stderr, flush=True)
@@ -123,6 +138,11 @@ def run(prog: str, fn: Callable[[], int], top_level: bool = False) -> int:
         return 0
     except (ValueError, OSError) as e:  # every error class of the kit is a ValueError
         return fail(prog, describe(e))
+    except ImportError as e:  # an install without the train extra
+        line = missing_extra(e)
+        if line is None:
+            raise
+        return fail(prog, line)
     finally:
         if top_level:
             ignore_interrupts()

@@ -14,6 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from agents.commands import missing_extra
+
 from .modes import (
     DEFAULT_SUITS,
     PLAY_MODES,
@@ -28,8 +30,9 @@ def _load_policy_agent(spec: str) -> Callable[..., Any]:
     try:  # torch and the network, loaded only to build a learned agent
         from .agent import load_policy_agent
     except ImportError as e:
-        raise ValueError(f"agent spec {spec!r} needs scopa_policy (trained policies, with "
-                         f"torch), which could not be imported: {e}") from e
+        raise ValueError(f"agent spec {spec!r}: {missing_extra(e)}" if missing_extra(e)
+                         else f"agent spec {spec!r} needs scopa_policy (trained policies, "
+                         f"with torch), which could not be imported: {e}") from e
     return load_policy_agent
 
 

@@ -10,6 +10,7 @@ import sys
 
 from agents.commands import Parser, run
 
+from . import bundled
 from .config import ConfigError, describe, load_recipe
 
 
@@ -18,7 +19,8 @@ def build_parser(prog: str = "train.py") -> argparse.ArgumentParser:
         prog=prog, description="Train a Scopa agent: every stage of a config (PPO self-play, "
         "last-deal scorer, suit distillation), in one run folder.",
         epilog="Curves: tensorboard --logdir runs/RUN. Sections and keys: --help-config.")
-    p.add_argument("--config", help="YAML config (configs/recipe.yaml, configs/quick.yaml, ...)")
+    p.add_argument("--config", help="YAML config: a file, or the name of a bundled config "
+                   "(recipe, quick, ...; a file of that name wins); see --list-configs")
     p.add_argument("--set", dest="overrides", action="append", default=[],
                    metavar="KEY=VALUE", help="override a config key (repeatable): "
                    "ppo.learning_rate=1e-3, opponents.greedy=0.3, STAGE.fit.epochs=2")
@@ -28,6 +30,8 @@ def build_parser(prog: str = "train.py") -> argparse.ArgumentParser:
     p.add_argument("--new", action="store_true",
                    help="start a new run even where an unfinished run of this config exists")
     p.add_argument("--no-progress", action="store_true", help="no progress bar")
+    p.add_argument("--list-configs", action="store_true",
+                   help="list the bundled configs (those --config finds by name)")
     p.add_argument("--help-config", action="store_true",
                    help="list every config key by section, with its type, default and "
                    "allowed values")
@@ -44,6 +48,9 @@ def main(argv: list[str] | None = None, prog: str = "train") -> int:
         if args.help_config:
             print(describe())
             return 0
+        if args.list_configs:
+            print(bundled.listing())
+            return 0
         from . import recipe
 
         progress = not args.no_progress
@@ -55,9 +62,10 @@ def main(argv: list[str] | None = None, prog: str = "train") -> int:
                 recipe.resume(args.resume, args.overrides, progress=progress)
             else:
                 if not args.config:
-                    raise ConfigError("give --config configs/NAME.yaml (or --resume RUN_DIR)")
-                recipe.run_recipe(load_recipe(args.config, args.overrides), new=args.new,
-                                  progress=progress)
+                    raise ConfigError("give --config NAME or --config FILE (the bundled "
+                                      "names: --list-configs), or --resume RUN_DIR")
+                recipe.run_recipe(load_recipe(bundled.config_path(args.config),
+                                              args.overrides), new=args.new, progress=progress)
         except ConfigError as e:
             if "\n" not in str(e):
                 raise

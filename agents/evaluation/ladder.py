@@ -35,7 +35,7 @@ import numpy as np
 from scopa_env.files import file_errors, writable_file, write_atomic
 from scopa_env.rules import Rules, resolve_rules
 
-from ..commands import Parser, run
+from ..commands import Parser, missing_extra, run
 from . import leaderboard
 from .evaluate import (
     _canonical,
@@ -156,10 +156,11 @@ def fit(names: Sequence[str], results: Sequence[EvalResult]) -> dict[str, Any]:
 
 
 def write_outputs(out: Path, table: dict[str, Any], meta: dict[str, Any],
-                  results: Sequence[EvalResult]) -> None:
+                  results: Sequence[EvalResult], log: Any = None) -> bool:
     """ratings.csv, ratings.json, ladder.md, README.md and ladder.png in ``out``, each
     written atomically (a reader, or a ladder run on the same folder at the same time,
-    never sees half a file); a file error names the file."""
+    never sees half a file); a file error names the file. Without matplotlib (an install
+    without the train extra) there is no ladder.png: one line to ``log``, and False."""
     f = io.StringIO(newline="")  # the table, as CSV
     w = csv.writer(f)
     w.writerow(["rank", "agent", "elo", "elo_ci95_low", "elo_ci95_high",
@@ -179,8 +180,17 @@ def write_outputs(out: Path, table: dict[str, Any], meta: dict[str, Any],
                  "write the ladder's table to")
     leaderboard.write(out, doc)
     png = io.BytesIO()
-    plot(png, table, meta)
+    try:
+        plot(png, table, meta)
+    except ImportError as e:
+        why = missing_extra(e)
+        if why is None:
+            raise
+        if log:
+            print(f"no ladder.png: {why}", file=log)
+        return False
     write_atomic(png.getbuffer(), out / "ladder.png", "draw the ladder's plot to")
+    return True
 
 
 def markdown(table: dict[str, Any], meta: dict[str, Any],
@@ -283,8 +293,8 @@ def ladder(specs: Sequence[str], *, hands: int, seed: int, out: str | Path,
     meta = {"rules": r.name, "players": r.players, "options": options or {},
             "hands": hands, "seed": seed, "matches": results[0].matches.paired,
             "target_score": r.target_score, "specs": list(specs)}
-    write_outputs(out, table, meta, results)
-    return {**meta, **table}
+    drawn = write_outputs(out, table, meta, results, log)
+    return {**meta, **table, "chart": drawn}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -305,7 +315,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                      log=sys.stderr, backend=args.backend)
         print(ratings_markdown(res, res))
         print(f"wrote {args.out}/README.md (the leaderboard), ratings.csv, ratings.json, "
-              f"ladder.md, ladder.png")
+              f"ladder.md" + (", ladder.png" if res["chart"] else ""))
         return 0
 
     return run("scopa ladder", command, top_level=argv is None)
