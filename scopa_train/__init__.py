@@ -2,6 +2,7 @@
 
 - ``config``: the typed, sectioned configuration of a stage (``StageConfig``) and of a
   recipe (``Recipe``: ``stages:`` run in order), loaded from YAML plus ``--set``;
+- ``bundled``: the configs that ship with the kit (``configs/``), found by name;
 - ``framework``: what every stage kind shares (counters, checkpoints, stops, the clock,
   progress, TensorBoard, evaluation);
 - ``stages``: the stage kinds (``ppo``, ``last_deal``, ``suit_distill``);
