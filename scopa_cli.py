@@ -1,4 +1,4 @@
-"""The ``scopa`` command: record, replay, verify and play matches; eval, ladder, exploit, train.
+"""The scopa command: record, replay, verify and play matches; eval, ladder, exploit, train.
 
 The top layer: it imports the engine (``scopa_env``) and the command plumbing
 (``agents.commands``), the rest of the agents and the trainer only when a subcommand
@@ -228,9 +228,13 @@ def cmd_play(args: argparse.Namespace) -> int:
                     return 1
                 if raw == "q":
                     return 0
+                if raw.isdigit() and int(raw) >= len(legal):
+                    print(f"  there is no move [{int(raw)}]: the moves are numbered "
+                          f"0 to {len(legal) - 1}")
+                    continue
                 try:
                     a = legal[int(raw)] if raw.isdigit() else parse_action(raw)
-                except (ValueError, IndexError) as e:
+                except ValueError as e:
                     print(f"  {e}")
                     continue
                 if a not in legal:

@@ -15,6 +15,8 @@ def test_play_a_whole_match_from_the_terminal(monkeypatch, capsys):
     assert scopa(["play", "--opponent", "greedy", "--seed", "3"]) == 0
     out = capsys.readouterr().out
     assert "unknown card code '7z'" in out  # a malformed move is refused, the game goes on
+    assert "there is no move [99]: the moves are numbered 0 to " in out  # so is a bad number
+    assert "list index" not in out
     assert "match over: team" in out and "hand over" in out
 
 
@@ -28,6 +30,15 @@ def test_play_quits_and_rejects_an_illegal_text_move(monkeypatch, capsys):
     monkeypatch.setattr("builtins.input", lambda prompt="": next(answers))
     assert scopa(["play", "--seed", "3"]) == 0
     assert f"{illegal} is not legal here" in capsys.readouterr().out
+
+
+def test_help_is_plain_text(capsys):
+    """``scopa --help``: the description without the docstring's reST markup."""
+    with pytest.raises(SystemExit) as done:
+        scopa(["--help"])
+    assert done.value.code == 0
+    out = capsys.readouterr().out
+    assert "The scopa command: record, replay" in out and "``" not in out
 
 
 def test_agent_without_act_or_scores_says_so():
