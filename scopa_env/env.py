@@ -119,8 +119,12 @@ class raw_env(AECEnv):
         return seat
 
     def last(self, observe: bool = True) -> tuple[Any, float, bool, bool, dict[str, Any]]:
-        self._require_live("last")
-        return super().last(observe)
+        """PettingZoo's ``last`` (what the agent to act sees), in one call."""
+        if self._state is None or not self.agents:
+            self._require_live("last")
+        agent = self.agent_selection
+        return (self.observe(agent) if observe else None, self._cumulative_rewards[agent],
+                self.terminations[agent], self.truncations[agent], self.infos[agent])
 
     def agent_iter(self, max_iter: int = 2**63):
         self._require_reset("agent_iter")
@@ -150,6 +154,7 @@ class raw_env(AECEnv):
         self.terminations = dict.fromkeys(self.agents, False)
         self.truncations = dict.fromkeys(self.agents, False)
         self.infos = {a: {} for a in self.agents}
+        self._zero_rewards = True  # every value of self.rewards is 0
         self._refresh_legal()
         self.agent_selection = self.agents[self._state.to_move]
 
@@ -158,12 +163,14 @@ class raw_env(AECEnv):
         self._legal = [] if s.done else legal_actions(s.hands[s.to_move], s.table, s.rules)
 
     def step(self, action: int | None) -> None:
-        self._require_live("step")
-        if self.terminations[self.agent_selection] or self.truncations[self.agent_selection]:
+        if self._state is None or not self.agents:
+            self._require_live("step")
+        agent = self.agent_selection
+        if self.terminations[agent] or self.truncations[agent]:
             self._was_dead_step(action)
+            self._zero_rewards = False  # PettingZoo's reset of them: 0, not 0.0
             return
         s = self._state
-        agent = self.agent_selection
         seat = self.agent_name_mapping[agent]
         if action is None or int(action) not in self._legal:
             if self.illegal_mode == "raise":
@@ -172,20 +179,24 @@ class raw_env(AECEnv):
             self.terminations = dict.fromkeys(self.agents, True)
             self.rewards = dict.fromkeys(self.agents, 0.0)
             self.rewards[agent] = -1.0
+            self._zero_rewards = False
             self.infos[agent]["illegal_move"] = repr(action)
             self._accumulate_rewards()
             return
         self._cumulative_rewards[agent] = 0.0
         result = apply(s, int(action), check=False)
         self._recorder.observe(result, s)
-        self.rewards = dict.fromkeys(self.agents, 0.0)
+        if not self._zero_rewards:
+            self.rewards = dict.fromkeys(self.agents, 0.0)
+            self._zero_rewards = True
         done = False
         if result.hand is not None:
             done, team_rewards = hand_end(self.reward_mode, self.episode_mode,
                                           [e["points"]["total"] for e in result.hand.score],
                                           result.match_over, s.winner)
-            for a in self.agents:
-                self.rewards[a] = team_rewards[self.agent_name_mapping[a] % 2]
+            self.rewards = {a: team_rewards[self.agent_name_mapping[a] % 2]
+                            for a in self.agents}
+            self._zero_rewards = False
         if done:
             self.terminations = dict.fromkeys(self.agents, True)
             self._legal = []
@@ -193,14 +204,18 @@ class raw_env(AECEnv):
         else:
             self._refresh_legal()
             self.agent_selection = self.agents[s.to_move]
-        self._accumulate_rewards()
+        if not self._zero_rewards:  # adding zeros would change nothing
+            self._accumulate_rewards()
         if self.render_mode == "human":
             self.render()
 
     # -- views ---------------------------------------------------------------------------
     def observe(self, agent: str) -> dict[str, np.ndarray]:
-        self._require_reset("observe")
-        seat = self._check_agent(agent)
+        if self._state is None:
+            self._require_reset("observe")
+        seat = self.agent_name_mapping.get(agent)
+        if seat is None:
+            seat = self._check_agent(agent)
         mask = np.zeros(N_ACTIONS, dtype=np.int8)
         if agent == self.agent_selection and not self.terminations.get(agent, True):
             mask[self._legal] = 1

@@ -156,28 +156,51 @@ def make_info_set(rules: Rules, *, seat: int, dealer: int, hands: Sequence[int],
 
 
 def encode(s: GameState, seat: int) -> np.ndarray:
-    """The seat's observation vector in the single-game state ``s`` (layout: ``LAYOUT``)."""
-    return encode_info(make_info_set(
-        s.rules, seat=seat, dealer=s.dealer, hands=s.hands, table=s.table, piles=s.piles,
-        deck_count=s.deck_count, match_score=s.match_score, scope=s.scope,
-        last_capture_team=s.last_capture_team, legal_actions=()))
+    """The seat's observation vector in the single-game state ``s`` (layout: ``LAYOUT``):
+    ``encode_info`` of its information set, without building one (the AEC and Gymnasium
+    environments call it at every step)."""
+    team = seat % 2
+    last = s.last_capture_team
+    return _encode(s.rules, seat, s.dealer, s.hands[seat], s.table, s.piles[team],
+                   s.piles[1 - team], [h.bit_count() for h in s.hands], s.deck_count,
+                   s.match_score[team], s.match_score[1 - team], s.scope[team],
+                   s.scope[1 - team], NOBODY if last is None else int(last != team))
 
 
 def encode_info(info: InfoSet) -> np.ndarray:
     """The observation vector of an information set (layout: ``LAYOUT``)."""
-    o = np.zeros(OBS_DIM, dtype=np.float32)
-    bits = (info.hand << HAND.start | info.table << TABLE.start | info.own_pile << OWN_PILE.start
-            | info.other_pile << OTHER_PILE.start | info.unseen << UNSEEN.start)
+    return _encode(info.rules, info.seat, info.dealer, info.hand, info.table, info.own_pile,
+                   info.other_pile, info.hand_sizes, info.deck_count, *info.match_score,
+                   *info.scope, NOBODY if info.last_capture is None else info.last_capture)
+
+
+_TAIL_ZEROS = [0.0] * (OBS_DIM - SCALARS.start)
+
+
+def _encode(rules: Rules, seat: int, dealer: int, hand: int, table: int, own: int,
+            other: int, hand_sizes: Sequence[int], deck_count: int, own_score: int,
+            other_score: int, own_scope: int, other_scope: int, last: int) -> np.ndarray:
+    """The observation vector from its parts: the card sets, the hand sizes by absolute
+    seat, the counts, and ``last`` the ``LAST_CAPTURE`` column (0 own team, 1 the other,
+    ``NOBODY``). The scalars are written as one list: a few microseconds a vector."""
+    unseen = FULL_DECK & ~(hand | table | own | other)
+    bits = (hand << HAND.start | table << TABLE.start | own << OWN_PILE.start
+            | other << OTHER_PILE.start | unseen << UNSEEN.start)
+    o = np.empty(OBS_DIM, np.float32)
     o[CARD_SETS] = np.unpackbits(np.frombuffer(bits.to_bytes(CARD_SETS.stop // 8, "little"),
                                                np.uint8), bitorder="little")
-    rules, p = info.rules, info.rules.players
+    p, size, target = rules.players, rules.hand_size, rules.target_score
+    tail = _TAIL_ZEROS.copy()
     for k in range(p):
-        o[HAND_SIZES.start + k] = info.hand_sizes[(info.seat + k) % p] / rules.hand_size
-    o[DECK_COUNT] = info.deck_count / DECK_SCALE
-    o[MATCH_SCORE] = [x / rules.target_score for x in info.match_score]
-    o[SCOPE] = [x / SCOPE_SCALE for x in info.scope]
-    o[SEAT_FROM_DEALER.start + (info.seat - info.dealer) % p] = 1
-    o[LAST_CAPTURE.start + (NOBODY if info.last_capture is None else info.last_capture)] = 1
+        tail[_S_HAND_SIZES.start + k] = hand_sizes[(seat + k) % p] / size
+    tail[_S_DECK_COUNT] = deck_count / DECK_SCALE
+    tail[_S_MATCH_SCORE.start] = own_score / target
+    tail[_S_MATCH_SCORE.start + 1] = other_score / target
+    tail[_S_SCOPE.start] = own_scope / SCOPE_SCALE
+    tail[_S_SCOPE.start + 1] = other_scope / SCOPE_SCALE
+    tail[_S_SEAT_FROM_DEALER.start + (seat - dealer) % p] = 1.0
+    tail[_S_LAST_CAPTURE.start + last] = 1.0
+    o[SCALARS] = tail
     return o
 
 

@@ -189,3 +189,61 @@ def test_the_documented_observation_layout_is_the_one_definition() -> None:
     for text in (observation.__doc__, readme):
         rows = re.findall(r"^\| (\d+)(?::(\d+))? +\|", text, re.M)
         assert [(int(a), int(b) if b else int(a) + 1) for a, b in rows] == want
+
+
+@pytest.mark.parametrize("rules, players, reward, episode", [
+    ("scopa", 2, "match", "match"), ("scopa", 4, "points", "match"),
+    ("asso_piglia_tutto", 2, "points", "hand"), ("scopone", 4, "match", "hand")])
+def test_every_step_equals_the_engine_played_beside_it(rules, players, reward, episode):
+    """The environment's fast paths (observations without an ``InfoSet``, rewards left
+    alone between hand ends) against the engine played move for move beside it: every
+    seat's observation is the encoded information set, the mask the legal moves of the
+    seat to move, the rewards the hands' margins or the match's result, the record the
+    one the engine's moves make."""
+    from scopa_env.game import apply
+    from scopa_env.observation import bounded, encode_info
+    from scopa_env.records import MatchRecorder
+
+    env = scopa_env.env(rules=rules, players=players, reward=reward, episode=episode)
+    for seed in (1, 2):
+        env.reset(seed=seed)
+        ref = new_match(env.unwrapped.rules, seed=seed)
+        recorder = MatchRecorder(ref, ["env"] * players)
+        rng = np.random.default_rng(seed)
+        totals = dict.fromkeys(env.possible_agents, 0.0)
+        for agent in env.agent_iter():
+            obs, cumulative, term, trunc, _ = env.last()
+            assert cumulative == totals[agent]
+            totals[agent] = 0.0
+            if term or trunc:
+                env.step(None)
+                continue
+            assert env.agent_name_mapping[agent] == ref.to_move
+            for other in env.possible_agents:
+                seat = env.agent_name_mapping[other]
+                seen = env.observe(other)
+                assert np.array_equal(seen["observation"],
+                                      bounded(encode_info(info_set(ref, seat))))
+                assert seen["observation"].dtype == np.float32
+                legal = ref.legal_actions() if other == agent else []
+                assert np.flatnonzero(seen["action_mask"]).tolist() == legal
+            action = int(rng.choice(ref.legal_actions()))
+            env.step(action)
+            result = apply(ref, action)
+            recorder.observe(result, ref)
+            expected = dict.fromkeys(env.possible_agents, 0.0)
+            if result.hand is not None:
+                margin = (result.hand.score[0]["points"]["total"]
+                          - result.hand.score[1]["points"]["total"])
+                for a in env.possible_agents:
+                    own = 1 if env.agent_name_mapping[a] % 2 == 0 else -1
+                    if reward == "points":
+                        expected[a] = float(own * margin)
+                    elif result.match_over or episode == "hand":
+                        won = ref.winner == 0 if result.match_over else margin > 0
+                        expected[a] = 0.0 if episode == "hand" and margin == 0 else \
+                            float(own if won else -own)
+            assert env.rewards == expected
+            for a in env.possible_agents:
+                totals[a] += expected[a]
+        assert env.unwrapped.record == recorder.record
