@@ -132,11 +132,20 @@ class Candidates:
         first = torch.cumsum(count, 0) - count
         col = torch.arange(len(row), device=count.device) - first[row]
         width = int(count.max()) if len(count) else 1
-        return Candidates(feats[start[row] + col], row, col, width)
+        return Candidates(take_rows(feats, start[row] + col), row, col, width)
 
     def to(self, device: torch.device) -> Candidates:
         return Candidates(self.feats.to(device), self.row.to(device), self.col.to(device),
                           self.width)
+
+
+def take_rows(t: torch.Tensor, idx: torch.Tensor) -> torch.Tensor:
+    """``t[idx]`` for a 1-D ``idx``: the same rows, copied by numpy on the CPU, where
+    torch's indexing spreads the copy over its threads and waits for the slowest (several
+    times slower when the cores are busy; the learner takes every minibatch this way)."""
+    if t.device.type != "cpu" or idx.device.type != "cpu" or t.requires_grad:
+        return t[idx]
+    return torch.from_numpy(t.numpy()[idx.numpy()])
 
 
 def _suit_view_columns() -> np.ndarray:

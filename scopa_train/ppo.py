@@ -9,6 +9,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from scopa_policy.features import take_rows
 from scopa_policy.network import PolicyNet
 
 from .rollout import Batch
@@ -71,7 +72,7 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Batch,
                 continue
             # the move features were computed once, in the rollout
             cand = batch.candidates(mb)
-            logits, newvalue = net.forward_moves(batch.obs[mb], cand)
+            logits, newvalue = net.forward_moves(take_rows(batch.obs, mb), cand)
             logp_all = torch.log_softmax(logits, -1)
             newlogp = logp_all.gather(1, batch.actions[mb][:, None]).squeeze(1)
             # padding has probability 0 and a finite log-prob (-1e9): adds 0

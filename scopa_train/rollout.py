@@ -186,7 +186,9 @@ class _Store:
             regret = np.where(np.isnan(mv), 0.0, best[owner] - mv)
         return Batch(
             obs=torch.from_numpy(self.obs[:n]),
-            feats=torch.cat(self.feats) if self.feats else torch.zeros((0, 0)),
+            # numpy's copy: torch.cat spreads it over threads and waits for the slowest
+            feats=(torch.from_numpy(np.concatenate([f.numpy() for f in self.feats]))
+                   if self.feats else torch.zeros((0, 0))),
             move_start=torch.from_numpy(np.cumsum(count) - count),
             move_count=torch.from_numpy(count.copy()),
             actions=torch.from_numpy(self.actions[:n].copy()),
@@ -204,7 +206,7 @@ def policy_step(net: PolicyNet, obs: np.ndarray, ids: np.ndarray, valid: np.ndar
     log-prob, value, the decisions' candidates with their move features on the CPU)."""
     device = next(net.parameters()).device
     cand = Candidates.from_padded(obs, ids, valid)
-    with torch.no_grad():
+    with torch.inference_mode():
         logits, value = net.forward_moves(torch.from_numpy(obs).to(device), cand.to(device))
         logp_all = torch.log_softmax(logits, -1)
         if sample:

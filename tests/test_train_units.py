@@ -489,3 +489,42 @@ def test_loading_skips_the_initialisation_it_overwrites(tmp_path: Path) -> None:
     assert torch.equal(state, torch.get_rng_state())
     for k, v in net.state_dict().items():
         assert torch.equal(v, loaded.state_dict()[k]), k
+
+
+def test_the_learners_fast_paths_give_the_same_weights_bit_for_bit(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The PPO update's rows copied by numpy (``take_rows``) and the stage's multi-tensor
+    Adam leave exactly the weights that torch's indexing and its per-tensor Adam leave."""
+    import copy
+
+    from scopa_policy import features
+    from scopa_train import ppo
+    from scopa_train.framework import make_run_dir
+    from scopa_train.stages.ppo_selfplay import PPOStage
+
+    cfg = load_config(CONFIGS / "smoke.yaml", [f"run.runs_dir={tmp_path}"])
+    stage = PPOStage(cfg, make_run_dir(cfg), progress=False, log=lambda _: None)
+    n = cfg.rollouts.num_envs
+    batch, _ = stage.collector.collect(stage.net, None, ["self"] * n, np.arange(n) % 2,
+                                       stage.steps_per_rollout, reset_seed=1, agent_seed=1,
+                                       gamma=1.0, lam=0.95)
+    start = copy.deepcopy(stage.net.state_dict())
+    p = cfg.ppo
+
+    def update(optimizer: torch.optim.Optimizer) -> dict[str, torch.Tensor]:
+        ppo.ppo_update(stage.net, optimizer, batch, np.random.default_rng(0), epochs=2,
+                       num_minibatches=2, clip_coef=p.clip_coef, clip_vloss=p.clip_vloss,
+                       ent_coef=p.ent_coef, vf_coef=p.vf_coef, max_grad_norm=p.max_grad_norm,
+                       norm_adv=p.norm_adv, target_kl=0.0)
+        return copy.deepcopy(stage.net.state_dict())
+
+    fast = update(stage.optimizer)
+    assert stage.optimizer.defaults["foreach"] is True
+    stage.net.load_state_dict(start)
+    monkeypatch.setattr(ppo, "take_rows", lambda t, idx: t[idx])
+    monkeypatch.setattr(features, "take_rows", lambda t, idx: t[idx])
+    reference = update(torch.optim.Adam(stage.net.parameters(), lr=p.learning_rate, eps=1e-5,
+                                        foreach=False))
+    assert fast.keys() == reference.keys()
+    assert all(torch.equal(fast[k], reference[k]) for k in fast)
+    assert not torch.equal(fast["value_head.weight"], start["value_head.weight"])
