@@ -41,7 +41,9 @@ def build_parser(prog: str = "train.py") -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None, prog: str = "train") -> int:
     """``train.py`` / ``scopa train``; returns the exit status. Every key is checked
     before the run starts; a bad one is one line on stderr and status 2. The first
-    Ctrl-C saves and stops (status 0), a second one stops at once (status 130)."""
+    Ctrl-C (or SIGTERM) saves and stops, a second one stops at once; either way the run is
+    not finished and the status is 128 + the signal's number, the Unix convention (130 for
+    Ctrl-C, 143 for SIGTERM), as ``make train`` reports it too."""
 
     def command() -> int:
         args = build_parser("train.py" if prog == "train" else prog).parse_args(argv)
@@ -59,13 +61,14 @@ def main(argv: list[str] | None = None, prog: str = "train") -> int:
                 if args.config or args.new:
                     raise ConfigError("--resume continues a run with its saved config: drop "
                                       "--config/--new and change keys with --set")
-                recipe.resume(args.resume, args.overrides, progress=progress)
+                out = recipe.resume(args.resume, args.overrides, progress=progress)
             else:
                 if not args.config:
                     raise ConfigError("give --config NAME or --config FILE (the bundled "
                                       "names: --list-configs), or --resume RUN_DIR")
-                recipe.run_recipe(load_recipe(bundled.config_path(args.config),
-                                              args.overrides), new=args.new, progress=progress)
+                out = recipe.run_recipe(load_recipe(bundled.config_path(args.config),
+                                                    args.overrides),
+                                        new=args.new, progress=progress)
         except ConfigError as e:
             if "\n" not in str(e):
                 raise
@@ -76,7 +79,7 @@ def main(argv: list[str] | None = None, prog: str = "train") -> int:
             raise KeyboardInterrupt("stopped at once, without a final save; run the same "
                                     "command again to continue from the last checkpoint"
                                     ) from None
-        return 0
+        return 128 + out["signal"] if out.get("signal") and not out["finished"] else 0
 
     return run(prog, command, top_level=argv is None)
 

@@ -29,6 +29,7 @@ import json
 import math
 import random
 import signal
+import sys
 import time
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
@@ -109,6 +110,25 @@ class StopFlag:
     def __exit__(self, *exc: Any) -> None:
         for sig, prev in self._previous.items():
             signal.signal(sig, prev)
+
+
+def interpreter() -> str:
+    """The running Python as the user types it from the working folder: relative when
+    inside it (``.venv/bin/python``), else its full path."""
+    exe = Path(sys.executable)
+    return str(exe.relative_to(Path.cwd())) if exe.is_relative_to(Path.cwd()) else str(exe)
+
+
+def resume_command(run_dir: str | Path) -> str:
+    """The command that continues ``run_dir``, in the form this process was started in:
+    ``scopa train --resume RUN`` under the ``scopa`` command, else ``PYTHON train.py
+    --resume RUN`` with the interpreter that runs now."""
+    started = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path("train.py")
+    typed = started.relative_to(Path.cwd()) if started.is_relative_to(Path.cwd()) else started
+    if started.name == "scopa":
+        return f"{typed} train --resume {run_dir}"
+    script = typed if started.name == "train.py" else "train.py"
+    return f"{interpreter()} {script} --resume {run_dir}"
 
 
 # -- run folders and weights -----------------------------------------------------------
@@ -467,15 +487,16 @@ class Stage:
         finally:
             self._stop = None
             self.bar.close()
-        return self._finish(reason or "finished")
+        return self._finish(reason or "finished", stop.signal)
 
     def _needs_final_eval(self) -> bool:
         """A finished stage is evaluated once more unless it just was."""
         last, c = self.last_eval, self.counters
         return last is None or (last["env_steps"], last["update"]) != (c.env_steps, c.update)
 
-    def _finish(self, reason: str) -> dict[str, Any]:
-        """``final.pt`` when done, else ``latest.pt``; ``policy.pt``; the outcome."""
+    def _finish(self, reason: str, signum: int | None = None) -> dict[str, Any]:
+        """``final.pt`` when done, else ``latest.pt``; ``policy.pt``; the outcome
+        (``signal``: the signal that stopped it, or None)."""
         self.tick()
         c = self.counters
         final = self.done()
@@ -485,10 +506,11 @@ class Stage:
         self.writer.close()
         self.log(f"{reason}: {c.update:,} updates, {c.env_steps:,} env steps, "
                  f"{c.wall_seconds / 60:.1f} min; checkpoint {path}; policy {policy}")
-        return {"reason": reason, "finished": final, "checkpoint": str(path),
+        return {"reason": reason, "finished": final, "signal": signum, "checkpoint": str(path),
                 "policy": str(policy), "counters": c.to_dict(), "last_eval": self.last_eval,
                 "run_dir": str(self.run_dir)}
 
 
-__all__ = ["Counters", "Stage", "StopFlag", "clean_run_temps", "init_path", "make_run_dir",
-           "read_weights", "starting_weights", "tag_name", "to_cpu", "write_config"]
+__all__ = ["Counters", "Stage", "StopFlag", "clean_run_temps", "init_path", "interpreter",
+           "make_run_dir", "read_weights", "resume_command", "starting_weights", "tag_name",
+           "to_cpu", "write_config"]

@@ -38,7 +38,7 @@ from .config import (
     recipe_from_dict,
     stage_from_dict,
 )
-from .framework import Log, clean_run_temps, make_run_dir, write_config
+from .framework import Log, clean_run_temps, interpreter, make_run_dir, resume_command, write_config
 from .stages import dmc, last_deal_scorer, ppo_selfplay, suit_distill
 
 KINDS: dict[str, ModuleType] = {"ppo": ppo_selfplay, "last_deal": last_deal_scorer,
@@ -162,7 +162,7 @@ def ship_command(policy_ck: Path, rules: Any) -> str:
         target = Path("scopa_policy/pretrained") / ship_name(rules)
     if target.is_absolute() and target.is_relative_to(Path.cwd()):
         target = target.relative_to(Path.cwd())  # as the user types it, from here
-    return f"python -m scopa_train.report export {policy_ck} {target}"
+    return f"{interpreter()} -m scopa_train.report export {policy_ck} {target}"
 
 
 def run_recipe(recipe: Recipe, *, new: bool = False, run_dir: Path | None = None,
@@ -210,16 +210,22 @@ def run_recipe(recipe: Recipe, *, new: bool = False, run_dir: Path | None = None
             if not out["finished"]:
                 out.update(run_dir=str(run_dir), finished=False)
                 log(f"{label} stopped ({out['reason']}); run the same command again to "
-                    f"continue (or: python train.py --resume {run_dir})")
+                    f"continue (or: {resume_command(run_dir)})")
                 return out
         previous = folder / "policy.pt"
         counters = load_checkpoint(previous).get("counters", {})
         clock += float(counters.get("wall_seconds", 0.0))
         steps += int(counters.get("env_steps", 0))
     final = stage_dir(run_dir, recipe, recipe.stages[-1])
-    log(f"the recipe's policy: {final / 'policy.pt'}")
-    ship = ship_command(final / "checkpoints" / "final.pt", recipe.stages[-1].make_rules())
-    log(f"ship it with: {ship}")
+    if len(recipe.stages) > 1:
+        log(f"the recipe's policy: {final / 'policy.pt'}")
+        ship = ship_command(final / "checkpoints" / "final.pt", recipe.stages[-1].make_rules())
+        log(f"ship it with: {ship}")
+    else:  # e.g. configs/quick.yaml: never offered as the shipped weights
+        log(f"this run's policy: {final / 'policy.pt'}")
+        log(f"one stage alone ({recipe.stages[0].kind}), not a recipe of the shipped weights "
+            f"(those are the last stage of a full recipe: make train, configs/recipe.yaml); "
+            f"measure it: scopa eval ckpt:{run_dir} greedy --hands 1000 --workers 2")
     return {**out, "run_dir": str(run_dir), "finished": True,
             "policy": str(final / "policy.pt"), "minutes": clock / 60}
 

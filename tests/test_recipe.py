@@ -14,6 +14,7 @@ import yaml
 
 from scopa_train import recipe
 from scopa_train.config import load_recipe
+from scopa_train.framework import interpreter
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -73,7 +74,7 @@ def test_a_recipe_trains_every_stage_from_the_one_before(tiny: Path) -> None:
     final = torch.load(run / "distill" / "policy.pt", weights_only=True)
     assert "last_deal" in final  # the scorer of stage 2, carried by stage 3
     assert lines[-2] == f"the recipe's policy: {run / 'distill' / 'policy.pt'}"
-    assert lines[-1] == ("ship it with: python -m scopa_train.report export "
+    assert lines[-1] == (f"ship it with: {interpreter()} -m scopa_train.report export "
                          f"{run / 'distill' / 'checkpoints' / 'final.pt'} "
                          "scopa_policy/pretrained/default.pt")
     # the run folder is an agent: its last stage's policy
@@ -90,6 +91,23 @@ def test_a_recipe_trains_every_stage_from_the_one_before(tiny: Path) -> None:
     # --new: another run folder
     out3 = recipe.run_recipe(load_recipe(tiny), new=True, progress=False, log=_quiet)
     assert out3["run_dir"] != str(run)
+
+
+def test_a_one_stage_run_ends_without_offering_to_replace_the_shipped_weights(
+        tmp_path: Path) -> None:
+    """A one-stage config (configs/quick.yaml's kind) names its policy and how to measure
+    it; only a recipe of several stages prints the command that ships its weights."""
+    flat = tmp_path / "one.yaml"
+    flat.write_text(TINY.split("stages:")[0].replace("RUNS", str(tmp_path / "runs"))
+                    + "ppo: {total_env_steps: 1152, update_epochs: 1, num_minibatches: 2}\n")
+    lines: list[str] = []
+    out = recipe.run_recipe(load_recipe(flat), progress=False, log=lines.append)
+    run = Path(out["run_dir"])
+    assert out["finished"]
+    assert lines[-2] == f"this run's policy: {run / 'policy.pt'}"
+    assert lines[-1].startswith("one stage alone (ppo), not a recipe of the shipped weights")
+    assert lines[-1].endswith(f"scopa eval ckpt:{run} greedy --hands 1000 --workers 2")
+    assert not any("ship it" in line or "pretrained/" in line for line in lines)
 
 
 def test_the_same_command_again_goes_on_where_it_stopped(tiny: Path) -> None:
