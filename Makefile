@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install train test test-learning lint bench bench-train ladder dist clean
+.PHONY: install train test test-learning lint bench bench-train ladder dist baselines clean
 
 # setuptools notes on every editable install of this layout that folders named like the
 # packages may shadow them; nothing new here (the checkout is the package): kept quiet
@@ -68,6 +68,16 @@ dist: $(VENV)/.installed-test
 	rm -rf dist
 	$(BIN)/python -m build --outdir dist .
 	$(BIN)/twine check --strict dist/*
+
+# the algorithm baselines in docs/baselines/ (README.md's table, curves.png, baselines.json):
+# the kit's PPO and DMC (BASELINES_SEEDS seeds each), SB3's MaskablePPO, RLlib's PPO and
+# OpenSpiel's DQN (one
+# seed each), BASELINES_MINUTES of training each, one at a time; finished runs are reused
+BASELINES_MINUTES ?= 20
+BASELINES_SEEDS ?= 3
+baselines: install
+	$(BIN)/pip install -q -e ".[train,sb3,rllib,openspiel]"
+	$(BIN)/python benchmarks/baselines.py --minutes $(BASELINES_MINUTES) --seeds $(BASELINES_SEEDS)
 
 clean:
 	rm -rf $(VENV) build dist *.egg-info

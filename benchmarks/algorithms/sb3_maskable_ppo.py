@@ -1,0 +1,104 @@
+"""sb3-contrib's MaskablePPO on the Gymnasium env ``scopa/Scopa-v0`` for a wall-clock
+budget: the baselines table's ``sb3_maskable_ppo`` row (protocol.py has the command line).
+
+SB3's own loop (``model.learn``) with a callback that saves a snapshot every tenth of the
+budget and stops at its end. The learner plays seat 0 of 2-player scopa, one hand per
+episode, rewarded with the hand's points margin, on 4 environments whose opponents are
+the kit's agents ``greedy``, ``expert``, ``greedy``, ``expert`` (the env's API: one
+opponent per environment). ``MlpPolicy`` has one output per catalogue id (16,204) and
+samples only legal ids (``env.action_masks()``); the settings are
+examples/sb3_maskable_ppo.py's. Env steps are the moves of both seats: twice the
+learner's decisions (one hand: 18 moves each).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+from protocol import Clock, need, parse_args, too_small, write_result
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+
+NAME = "sb3_maskable_ppo"
+OPPONENTS = ["greedy", "expert", "greedy", "expert"]
+SETTINGS = {"n_steps": 128, "batch_size": 128, "n_epochs": 4, "learning_rate": 1e-3,
+            "gamma": 1.0, "gae_lambda": 0.95, "ent_coef": 0.0}
+SMOKE = {"n_steps": 16, "batch_size": 32, "n_epochs": 1}
+
+
+def main() -> int:
+    args = parse_args(__doc__.splitlines()[0])
+    need("sb3_contrib", "sb3", NAME)
+    import gymnasium
+    import torch
+    from sb3_contrib import MaskablePPO
+    from stable_baselines3.common.callbacks import BaseCallback
+    from stable_baselines3.common.vec_env import DummyVecEnv
+    from torch.distributions import Distribution
+
+    import agents
+
+    def make(opponent: str):  # noqa: ANN202 - SB3 wants a thunk per env
+        return lambda: gymnasium.make(agents.GYM_ENV_ID, opponent=opponent, reward="points",
+                                      episode="hand")
+
+    settings = {**SETTINGS, **(SMOKE if args.smoke else {})}
+    torch.set_num_threads(1)  # the example's: small matrices, a second thread costs more
+    Distribution.set_default_validate_args(False)  # checking 16,204-wide distributions
+    env = DummyVecEnv([make(o) for o in OPPONENTS])
+    model = MaskablePPO("MlpPolicy", env, seed=args.seed, device="cpu", verbose=0,
+                        **settings)
+    snapshots: list[dict] = []
+
+    def snapshot(clock: Clock, name: str) -> str:
+        path = args.out / "snapshots" / f"{name}.zip" if name != "final" \
+            else args.out / "model.zip"
+        model.save(str(path))
+        snapshots.append({"minutes": clock.seconds() / 60, "env_steps": 2 * model.num_timesteps,
+                          "spec": f"sb3:{path}"})
+        return f"sb3:{path}"
+
+    class Budget(BaseCallback):
+        """Snapshots every tenth of the budget; stops at its end."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.clock: Clock | None = None
+            self.first_update: float | None = None
+
+        def _on_training_start(self) -> None:
+            self.clock = Clock(args.minutes)
+
+        def _on_rollout_start(self) -> None:  # after each update (and before the first)
+            assert self.clock is not None
+            if self.first_update is None and model._n_updates:
+                self.first_update = self.clock.seconds()
+
+        def _on_step(self) -> bool:
+            assert self.clock is not None
+            if self.clock.snapshot_due() and model._n_updates:
+                snapshot(self.clock, f"model_{len(snapshots):02d}")
+            return not self.clock.over()
+
+    budget = Budget()
+    model.learn(total_timesteps=10**12, callback=budget)
+    assert budget.clock is not None
+    seconds = min(budget.clock.seconds(), budget.clock.budget)  # learn() ends within a step
+    updates = model._n_updates // settings["n_epochs"]
+    if not updates:
+        too_small(NAME, args.minutes, None)
+    spec = snapshot(budget.clock, "final")
+    snapshots[-1]["minutes"] = seconds / 60
+    env.close()
+    write_result(args.out, algorithm=NAME, library="sb3-contrib MaskablePPO", spec=spec,
+                 env_steps=2 * model.num_timesteps, train_seconds=seconds, updates=updates,
+                 snapshots=snapshots, minutes=args.minutes, seed=args.seed,
+                 settings={**settings, "n_envs": len(OPPONENTS), "opponents": OPPONENTS,
+                           "policy": "MlpPolicy"})
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
