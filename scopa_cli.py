@@ -172,7 +172,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     rules = rules_from_args(args.rules, args.players, args.option)
     return serve(rules, args.opponent, host=args.host, port=args.port, seat=args.seat,
-                 seed=args.seed)
+                 seed=args.seed, db=args.db, agents=args.agents)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -304,6 +304,12 @@ def build_parser() -> argparse.ArgumentParser:
                     help="address to listen on (default: 127.0.0.1, this machine only)")
     sv.add_argument("--port", type=non_negative_int, default=8765,
                     help="port (default: 8765; 0: any free)")
+    sv.add_argument("--db", default=None, metavar="PATH",
+                    help="SQLite file keeping every match (default: "
+                         "$XDG_DATA_HOME/scopa/scopa.db or ~/.local/share/scopa/scopa.db)")
+    sv.add_argument("--agents", nargs="+", default=None, metavar="SPEC",
+                    help="agent specs a room may seat, besides --opponent "
+                         "(default: greedy random expert)")
     add_rules_args(sv)
     sv.set_defaults(func=cmd_serve)
     for name, help_ in (("eval", "evaluate one agent against another (duplicate deals)"),

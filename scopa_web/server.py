@@ -1,29 +1,43 @@
-"""``scopa serve``: a person plays a match against agents in the browser.
+"""``scopa serve``: people play agents and each other in the browser; every match is kept.
 
-A ``ThreadingHTTPServer`` from the standard library (no web framework to install):
-``GET /`` is the play page (one HTML file, CSS and JavaScript inline), and a small
-JSON API drives the games, one per session id (each browser tab keeps its own):
+A ``ThreadingHTTPServer`` from the standard library (no web framework to install), one
+thread per connection, HTTP/1.1 keep-alive. Pages: ``/`` one person against the
+server's opponent (one match per tab), ``/room`` rooms (create one, take a seat by its
+link, play or watch), ``/history`` and ``/players`` (the database's records). Every
+match, one person's or a room's, is a ``scopa_web.rooms.Room`` stored move by move in
+SQLite (``scopa_web.store``) and read back after a restart. The JSON API:
 
-- ``POST /api/new`` (body ``{"seed": N}`` optional; N a number or a string of digits)
-  starts a match: ``201`` with
-  ``{"game": ID, "view": ..., "events": [...]}`` (the agents' moves before the
-  person's first turn);
-- ``GET /api/game/ID``: the person's view and the match's moves so far (``log``);
-- ``POST /api/game/ID/move`` with ``{"action": CATALOGUE_ID}`` or ``{"move": "7d x 3c"}``:
-  plays it, then the agents' moves up to the person's next turn, each as an event
-  with the view after it;
-- ``GET /api/game/ID/record``: the finished match as a game record (one JSON line,
-  game-record.md; ``scopa verify`` checks it).
+- ``POST /api/new`` (``{"seed": N}`` optional): a one-person match, ``201`` with
+  ``{"game": ID, "view", "events"}`` (the agents' moves before the person's first turn);
+  ``GET /api/game/ID`` (``view``, ``log``), ``POST /api/game/ID/move``
+  (``{"action": CATALOGUE_ID}`` or ``{"move": "7d x 3c"}``: the move and the agents'
+  replies, each an event with the view after it), ``GET /api/game/ID/record``;
+- ``GET /api/config``: the rule sets, options and agent specs a room may use;
+- ``POST /api/rooms`` (``rules``, ``players``, ``target_score``, ``options``, ``seats``:
+  null for a person or an agent spec, ``seat``: the creator's, ``name``): ``201`` with
+  ``room``, the creator's ``token`` and the ``invites`` of the other people's seats;
+- ``POST /api/room/ID/join`` (``invite``, ``name``): the seat and its token;
+- ``GET /api/room/ID[?token=T]``: the view of that seat (none: a watcher's) and the log;
+- ``GET /api/room/ID/events[?token=T&since=N]``: the live channel (server-sent events:
+  ``move`` with the view after it, ``room`` with the view now, ``revoked``);
+- ``POST /api/room/ID/move`` (``token``, ``action`` or ``move``), ``POST
+  /api/room/ID/hand-over`` (``token``, ``seat``, ``agent`` optional): an idle seat
+  given to an agent by another seated person;
+- ``GET /api/room/ID/record``, ``GET /api/match/ID/record``: the finished match as a
+  game record (game-record.md; ``scopa verify`` checks it);
+- ``GET /api/history[?offset=N]``, ``GET /api/players``.
 
-A view holds only what the person's seat may know (``scopa_env.observation.info_set``).
-A bad request gets ``{"error": MESSAGE}`` with a 4xx status; an unexpected failure a
-500 with the message, and the server goes on.
+A view holds only what its seat may know (``scopa_env.observation.info_set``), a
+watcher's only what is public, and the seed (it fixes every deck) only once the match is
+over. A bad request gets ``{"error": MESSAGE}`` with a 4xx status; an unexpected failure
+a 500 with the message, and the server goes on.
 """
 
 from __future__ import annotations
 
 import ipaddress
 import json
+import os
 import secrets
 import socket
 import sys
@@ -34,141 +48,159 @@ from collections import OrderedDict
 from http import HTTPStatus
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from agents import make_agent
 from agents.commands import MAX_SEED
-from scopa_env.cards import CODES, cards_of
-from scopa_env.game import GameState, apply, new_match
-from scopa_env.moves import action_move, action_text, parse_action
-from scopa_env.observation import info_set
-from scopa_env.play import derive_seed, start_deal
+from scopa_env.game import GameState
+from scopa_env.moves import action_move, parse_action
+from scopa_env.play import derive_seed
 from scopa_env.records import MatchRecorder
-from scopa_env.rules import Rules
+from scopa_env.rules import FOUR_PLAYER_ONLY, NAMED_RULES, PRIMIERA_TABLES, Rules, make_rules
 
-from . import asset, fill
-from .html import move_dict
+from . import asset, fill, rooms
+from .rooms import PERSON, ApiError, Room, Seat, check_name, check_spec, new_id, token_hash
+from .store import Store, default_path
 
-MAX_GAMES = 1000  # games kept: a finished one goes first (the oldest), else the least
-# recently used; a finished game keeps its record (a few KiB), not its agents
+MAX_ROOMS = 1000  # rooms and one-person games kept in memory: past it, the least recently
+# used one that nobody follows live is let go (a finished one first); it stays in the
+# database and is read back when asked for again
+MAX_STREAMS = 1000  # live connections (server-sent events) at once, all rooms together
+MAX_WATCHERS = 50  # live connections to one room by watchers (seats come on top)
+PING_S = 15.0  # a live connection gets a comment line at least this often
 IDLE_TIMEOUT = 120  # seconds a kept-alive connection may stay idle
 BACKLOG = 1024  # connections waiting to be accepted (the standard library's 5 drops SYNs)
 MAX_BODY = 16 * 1024
-HUMAN = "human"
+HUMAN = PERSON
+DEFAULT_AGENTS = ("greedy", "random", "expert")
 
 
-class ApiError(Exception):
-    """A request the API refuses: an HTTP status and a message for the JSON body."""
+class Table:
+    """A room in memory with what the server adds: its lock (a condition the live
+    connections wait on) and its count of live connections."""
 
-    def __init__(self, status: int, message: str):
-        super().__init__(message)
-        self.status = status
+    def __init__(self, room: Room):
+        self.room = room
+        self.cond = threading.Condition()
+        self.streams = 0
+        self.watchers = 0
+
+    def changed(self) -> None:
+        """Wake the room's live connections (call with ``cond`` held)."""
+        self.cond.notify_all()
 
 
-def _codes(mask: int) -> list[str]:
-    return [CODES[c] for c in cards_of(mask)]
+class Hall:
+    """Every room by id, in memory up to ``MAX_ROOMS`` and all in the store."""
+
+    def __init__(self, store: Store):
+        self.store = store
+        self.tables: OrderedDict[str, Table] = OrderedDict()
+        self.lock = threading.Lock()
+        self.streams = 0
+
+    def add(self, room: Room) -> Table:
+        """A new room: stored, then kept."""
+        self.store.create_room(room)
+        table = Table(room)
+        with self.lock:
+            self.tables[room.id] = table
+            self._trim()
+        return table
+
+    def _trim(self) -> None:
+        while len(self.tables) > MAX_ROOMS:
+            idle = [k for k, t in self.tables.items() if not t.streams]
+            if not idle:
+                return
+            done = next((k for k in idle if self.tables[k].room.state.done), idle[0])
+            del self.tables[done]
+
+    def get(self, rid: str, kind: str | None = None) -> Table:
+        """The room ``rid`` (read back from the store if it is not in memory); 404 if
+        there is none (of ``kind``, when given)."""
+        with self.lock:
+            table = self.tables.get(rid)
+            if table is not None:
+                self.tables.move_to_end(rid)
+        if table is None:
+            table = self._load(rid, kind)
+        if kind is not None and table.room.kind != kind:
+            raise ApiError(404, _unknown(rid, kind))
+        return table
+
+    def _load(self, rid: str, kind: str | None) -> Table:
+        data = self.store.load_room(rid) if len(rid) <= 64 else None
+        if data is None:
+            raise ApiError(404, _unknown(rid, kind))
+        seats = [Seat(**x) for x in data["seats"]]
+        try:
+            room = Room(rid, make_rules(**data["rules"]), seats, data["seed"], data["created"],
+                        sink=self.store, kind=data["kind"])
+        except ValueError as e:
+            raise ApiError(503, f"room {rid} cannot be resumed: {e}") from None
+        room.restore(data["actions"], time.time())
+        with self.lock:  # another request may have read it back meanwhile
+            table = self.tables.setdefault(rid, Table(room))
+            self.tables.move_to_end(rid)
+            self._trim()
+        return table
+
+
+def _unknown(rid: str, kind: str | None) -> str:
+    what = "game" if kind == "solo" else "room"
+    return (f"no {what} {rid!r} on this server" + (": start a new match" if kind == "solo"
+                                                   else " (check the link)"))
 
 
 class Game:
-    """One match between the person (``seat``) and agents in every other seat."""
+    """A one-person match (a room of kind ``solo``): the person's seat is played with
+    the game's id, every other seat by the server's opponent."""
 
-    def __init__(self, gid: str, rules: Rules, opponent: str, seat: int, seed: int):
-        self.id, self.seat, self.opponent = gid, seat, opponent
-        self.state = new_match(rules, seed=seed)
-        self.agents = {s: make_agent(opponent, seed=derive_seed(seed, 1000 + s))
-                       for s in range(rules.players) if s != seat}
-        start_deal(self.agents.values())
-        names = [HUMAN if s == seat else opponent for s in range(rules.players)]
-        self.names = names
-        self.recorder = MatchRecorder(self.state, names)
-        self.log: list[dict[str, Any]] = []
-        self.results: list[dict[str, Any]] = []  # each finished hand's points
-        self.lock = threading.Lock()
+    def __init__(self, table: Table):
+        self.table = table
+        room = table.room
+        self.id = room.id
+        self.seat = next(s for s, x in enumerate(room.seats) if x.person)
+        self.lock = table.cond
 
-    def _step(self, action: int) -> dict[str, Any]:
-        s = self.state
-        hand_index = s.hand_index
-        before = s.copy()
-        res = apply(s, action)
-        self.recorder.observe(res, s)
-        m = res.move
-        event: dict[str, Any] = {"hand": hand_index,
-                                 **move_dict(m.seat, action, m.card, m.capture, m.scopa)}
-        h = res.hand
-        if h is not None:
-            event["hand_over"] = {"leftover": _codes(h.leftover), "score": h.score,
-                                  "last_capture_team": h.last_capture_team,
-                                  "match_score": list(s.match_score),
-                                  "match_over": res.match_over}
-            self.results.append({"points": [e["points"]["total"] for e in h.score],
-                               "match_score": list(s.match_score)})
-            if not s.done:
-                start_deal(self.agents.values())
-            else:
-                self.agents = {}  # a search agent's caches are not kept past the match
-        self.log.append(event)
-        if h is None:
-            return {**event, "view": self.view()}
-        apply(before, action, check=False, deal_next=False)  # the hand scored, not redealt
-        return {**event, "view": self.view(before)}
+    @property
+    def room(self) -> Room:
+        return self.table.room
+
+    @property
+    def state(self) -> GameState:
+        return self.room.state
+
+    @property
+    def recorder(self) -> MatchRecorder:
+        return self.room.recorder
+
+    @property
+    def log(self) -> list[dict[str, Any]]:
+        return self.room.events
+
+    @property
+    def agents(self) -> dict[int, Any]:
+        return self.room.agents
+
+    def _events(self, ns: list[int]) -> list[dict[str, Any]]:
+        return [{**self.room.events[n], "view": self.view(n)} for n in ns]
 
     def advance(self) -> list[dict[str, Any]]:
         """The agents' moves up to the person's turn or the end of the match."""
-        events = []
-        s = self.state
-        while not s.done and s.to_move != self.seat:
-            info = info_set(s, s.to_move)
-            action = int(self.agents[s.to_move].act(info))
-            if action not in info.legal_actions:
-                raise RuntimeError(f"agent {self.opponent!r} chose the illegal move "
-                                   f"{action_text(action)}")
-            events.append(self._step(action))
-        return events
+        return self._events(self.room.advance(time.time()))
 
     def play(self, action: int) -> list[dict[str, Any]]:
         """The person's move, then the agents' replies."""
-        s = self.state
-        if s.done:
-            raise ApiError(409, "the match is over: start a new one")
-        if s.to_move != self.seat:
-            raise ApiError(409, f"it is seat {s.to_move}'s turn, not yours")
-        legal = s.legal_actions()
-        if action not in legal:
-            raise ApiError(400, f"{action_text(action)} is not legal here; legal moves: "
-                                + ", ".join(action_text(a) for a in legal))
-        return [self._step(action), *self.advance()]
+        return self._events(self.room.play(self.id, action, time.time()))
 
-    def view(self, state: GameState | None = None) -> dict[str, Any]:
-        """What the person's seat may know (in ``state``, default the match's), with
-        absolute team indices."""
-        s = self.state if state is None else state
-        info = info_set(s, self.seat)
-        live = not s.done and any(s.hands)  # not a hand scored and waiting for its redeal
-        flip = self.seat % 2 == 1  # info_set's pairs are (own team, other team)
-
-        def pair(own: Any, other: Any) -> list[Any]:
-            return [other, own] if flip else [own, other]
-
-        legal = []
-        for a in info.legal_actions:
-            mv = action_move(a, info.table)
-            legal.append({"id": a, "text": action_text(a), "card": CODES[mv.card],
-                          "capture": _codes(mv.capture), "takes_all": mv.takes_all})
-        return {"game": self.id, "seat": self.seat, "players": s.rules.players,
-                "seed": str(s.seed),  # as text: JavaScript numbers round past 2**53
-                "names": self.names, "rules": s.rules.to_dict(), "hand_index": s.hand_index,
-                "dealer": info.dealer, "to_move": s.to_move if live else None,
-                "hand": _codes(info.hand), "table": _codes(info.table),
-                "hand_sizes": list(info.hand_sizes), "deck": info.deck_count,
-                "piles": pair(_codes(info.own_pile), _codes(info.other_pile)),
-                "scope": pair(*info.scope), "match_score": pair(*info.match_score),
-                "your_turn": live and s.to_move == self.seat, "legal": legal,
-                "done": s.done, "winner": s.winner, "results": list(self.results)}
+    def view(self, k: int | None = None) -> dict[str, Any]:
+        """What the person's seat may know after move ``k`` (None: now)."""
+        return {"game": self.id, **self.room.view(self.seat, k)}
 
     def record_line(self) -> str:
-        if not self.state.done:
-            raise ApiError(409, "the match is not over yet: the record is written at its end")
-        return json.dumps(self.recorder.record, separators=(",", ":")) + "\n"
+        return self.room.record_line()
 
 
 def request_seed(seed: Any) -> int | None:
@@ -182,57 +214,109 @@ def request_seed(seed: Any) -> int | None:
     return seed
 
 
-class Lobby:
-    """The games by id, at most ``MAX_GAMES``: past it, the least recently used finished
-    game is dropped, else the least recently used one."""
+def _one_line(e: ValueError) -> str:
+    return str(e).replace(":\n  ", ": ").replace("\n  ", "; ").replace("\n", " ")
 
-    def __init__(self, rules: Rules, opponent: str, seat: int, seed: int | None):
+
+class Lobby:
+    """The one-person games (``POST /api/new``) and the rooms (``POST /api/rooms``),
+    all in one ``Hall``."""
+
+    def __init__(self, rules: Rules, opponent: str, seat: int, seed: int | None,
+                 store: Store | None = None, agents: list[str] | None = None):
         if not 0 <= seat < rules.players:
             raise ValueError(f"--seat {seat} is not a seat of a {rules.players}-player game")
         if seed is not None and seed < 0:
             raise ValueError(f"--seed must be a non-negative integer, got {seed}")
         self.rules, self.opponent, self.seat, self.seed = rules, opponent, seat, seed
-        self.games: OrderedDict[str, Game] = OrderedDict()
-        self.lock = threading.Lock()
         self.started = 0
+        self.count_lock = threading.Lock()
         try:  # a bad spec or checkpoint fails now, not per game
             make_agent(opponent, seed=0)
         except ValueError as e:  # the list of known agents, on one line
-            text = str(e).replace(":\n  ", ": ").replace("\n  ", "; ").replace("\n", " ")
-            raise ValueError(f"--opponent {opponent}: {text}") from None
+            raise ValueError(f"--opponent {opponent}: {_one_line(e)}") from None
+        self.agents = list(dict.fromkeys([opponent, *(agents or DEFAULT_AGENTS)]))
+        for spec in self.agents[1:]:
+            try:
+                make_agent(spec, seed=0)
+            except ValueError as e:
+                raise ValueError(f"--agents {spec}: {_one_line(e)}") from None
+        self.store = store if store is not None else Store(None)
+        self.hall = Hall(self.store)
 
-    def new(self, seed: int | None) -> Game:
-        with self.lock:
+    @property
+    def games(self) -> OrderedDict[str, Table]:
+        return self.hall.tables
+
+    def _seed(self, seed: int | None) -> int:
+        if seed is not None:
+            return seed
+        with self.count_lock:
             k = self.started
             self.started += 1
-        if seed is None:
-            seed = (derive_seed(self.seed, k) if self.seed is not None
-                    else secrets.randbits(62))
-        game = Game(secrets.token_urlsafe(12), self.rules, self.opponent, self.seat, seed)
-        with self.lock:
-            self.games[game.id] = game
-            while len(self.games) > MAX_GAMES:
-                done = next((g for g, x in self.games.items() if x.state.done), None)
-                if done is None:
-                    self.games.popitem(last=False)
-                else:
-                    del self.games[done]
-        return game
+        return derive_seed(self.seed, k) if self.seed is not None else secrets.randbits(62)
+
+    def new(self, seed: int | None) -> Game:
+        """A one-person game (its id is its seat's token)."""
+        gid = new_id()
+        seats = [Seat(None, HUMAN, None, token_hash(gid)) if s == self.seat
+                 else Seat(self.opponent, self.opponent) for s in range(self.rules.players)]
+        room = Room(gid, self.rules, seats, self._seed(seed), time.time(), sink=self.store,
+                    kind="solo")
+        return Game(self.hall.add(room))
 
     def get(self, gid: str) -> Game:
-        with self.lock:
-            game = self.games.get(gid)
-            if game is None:
-                raise ApiError(404, f"no game {gid!r} on this server (it may have been "
-                                    "dropped, or the server restarted): start a new match")
-            self.games.move_to_end(gid)
-            return game
+        return Game(self.hall.get(gid, "solo"))
+
+    def create_room(self, body: dict[str, Any]) -> tuple[Table, int | None, str | None]:
+        """A room from ``POST /api/rooms``; the creator takes ``body["seat"]`` if given."""
+        rules = _room_rules(body)
+        seats_in = body.get("seats")
+        if not isinstance(seats_in, list) or len(seats_in) != rules.players:
+            raise ApiError(400, f"seats must list {rules.players} entries, one per seat: null "
+                                "for a person, or an agent spec")
+        seats = [Seat(None, HUMAN, new_id()) if x is None
+                 else Seat(check_spec(x, self.agents), x) for x in seats_in]
+        mine = body.get("seat")
+        if mine is not None and (type(mine) is not int or not 0 <= mine < rules.players
+                                 or not seats[mine].person):
+            raise ApiError(400, f"seat (yours) must be a person's seat of this room, got "
+                                f"{mine!r}")
+        if not any(x.person for x in seats):
+            raise ApiError(400, "a room needs at least one person's seat (agents alone: "
+                                "use scopa record)")
+        name = check_name(body.get("name"))
+        seed = request_seed(body.get("seed"))
+        room = Room(new_id(), rules, seats, self._seed(seed), time.time(), sink=self.store)
+        table = self.hall.add(room)
+        token = None
+        if mine is not None:
+            with table.cond:
+                _, token = room.join(seats[mine].invite, name, time.time())
+                room.advance(time.time())
+        return table, mine, token
+
+
+def _room_rules(body: dict[str, Any]) -> Rules:
+    name = body.get("rules", "scopa")
+    options = body.get("options") or {}
+    if not isinstance(options, dict):
+        raise ApiError(400, "options must be a JSON object of rules options")
+    for key in ("players", "target_score"):
+        if body.get(key) is not None:
+            options = {**options, key: body[key]}
+    if not isinstance(name, str) or name not in NAMED_RULES:
+        raise ApiError(400, f"rules must be one of {', '.join(NAMED_RULES)}, got {name!r}")
+    try:
+        return make_rules(name, **options)
+    except (ValueError, TypeError) as e:
+        raise ApiError(400, f"rules: {e}") from None
 
 
 class Handler(BaseHTTPRequestHandler):
-    """The play page and the JSON API; every failure answers JSON, none stops the server."""
+    """The pages and the JSON API; every failure answers JSON, none stops the server."""
 
-    server_version = "scopa-serve/1"
+    server_version = "scopa-serve/2"
     protocol_version = "HTTP/1.1"  # keep-alive: a tab's requests share one connection
     timeout = IDLE_TIMEOUT  # an idle kept-alive connection is closed (its thread ends)
     lobby: Lobby  # set on the subclass that ``make_server`` builds
@@ -263,7 +347,9 @@ class Handler(BaseHTTPRequestHandler):
     def _handle(self, method: str) -> None:
         try:
             try:
-                self._route(method, urlsplit(self.path).path)
+                url = urlsplit(self.path)
+                self.query = {k: v[-1] for k, v in parse_qs(url.query).items()}
+                self._route(method, url.path)
             except ApiError as e:
                 self._json(e.status, {"error": str(e)})
             except (ConnectionError, TimeoutError):
@@ -278,47 +364,194 @@ class Handler(BaseHTTPRequestHandler):
         parts = [p for p in path.split("/") if p]
         if parts in ([], ["index.html"]):
             self._allow(method, "GET")
-            return self._send(200, "text/html; charset=utf-8", self._page().encode())
+            return self._html(page("play"))
+        if parts in (["room"], ["history"], ["players"]):
+            self._allow(method, "GET")
+            return self._html(page(parts[0]))
         if parts == ["favicon.ico"]:
             return self._send(204, "image/x-icon", b"")
-        if parts == ["api", "new"]:
+        if parts[:1] == ["api"]:
+            return self._api(method, parts[1:])
+        raise ApiError(404, f"no such page or API call: {method} {path}")
+
+    def _api(self, method: str, parts: list[str]) -> None:
+        lobby = self.lobby
+        if parts == ["new"]:
             self._allow(method, "POST")
-            game = self.lobby.new(request_seed(self._body().get("seed")))
+            game = lobby.new(request_seed(self._body().get("seed")))
             with game.lock:
                 events = game.advance()
                 return self._json(201, {"game": game.id, "view": game.view(),
                                         "events": events})
-        if len(parts) >= 3 and parts[:2] == ["api", "game"]:
-            game = self.lobby.get(parts[2])
-            rest = parts[3:]
-            if not rest:
-                self._allow(method, "GET")
-                with game.lock:
-                    return self._json(200, {"game": game.id, "view": game.view(),
-                                            "log": game.log})
-            if rest == ["move"]:
-                self._allow(method, "POST")
-                action = self._action(self._body())
-                with game.lock:
-                    events = game.play(action)
-                    return self._json(200, {"game": game.id, "view": game.view(),
-                                            "events": events})
-            if rest == ["record"]:
-                self._allow(method, "GET")
-                with game.lock:
-                    line = game.record_line()
-                return self._send(200, "application/x-ndjson; charset=utf-8", line.encode(),
-                                  {"Content-Disposition":
-                                   f'attachment; filename="scopa-{game.id}.jsonl"'})
-        raise ApiError(404, f"no such page or API call: {method} {path}")
+        if len(parts) >= 2 and parts[0] == "game":
+            return self._game(method, lobby.get(parts[1]), parts[2:])
+        if parts == ["config"]:
+            self._allow(method, "GET")
+            return self._json(200, {"agents": lobby.agents, "rules": NAMED_RULES,
+                                    "four_player_only": list(FOUR_PLAYER_ONLY),
+                                    "defaults": make_rules("scopa").to_dict(),
+                                    "primiera_tables": sorted(PRIMIERA_TABLES),
+                                    "idle_limit": rooms.IDLE_LIMIT})
+        if parts == ["rooms"]:
+            self._allow(method, "POST")
+            table, seat, token = lobby.create_room(self._body())
+            room = table.room
+            with table.cond:
+                invites = {str(s): x.invite for s, x in enumerate(room.seats) if x.open}
+                return self._json(201, {"room": room.id, "seat": seat, "token": token,
+                                        "invites": invites, "view": room.view(seat)})
+        if len(parts) >= 2 and parts[0] == "room":
+            return self._room(method, lobby.hall.get(parts[1], "room"), parts[2:])
+        if parts in (["history"], ["players"]):
+            self._allow(method, "GET")
+            if parts == ["players"]:
+                return self._json(200, {"players": lobby.store.standings()})
+            offset = self.query.get("offset", "0")
+            if not offset.isdigit():
+                raise ApiError(400, f"offset must be a number, got {offset!r}")
+            return self._json(200, {"matches": lobby.store.history(100, int(offset))})
+        if len(parts) == 3 and parts[0] == "match" and parts[2] == "record":
+            self._allow(method, "GET")
+            return self._record(lobby.hall.get(parts[1]))
+        raise ApiError(404, f"no such page or API call: {method} /api/{'/'.join(parts)}")
 
-    def _page(self) -> str:
-        return fill(asset("play.html"), style=asset("cards.css"), common=asset("cards.js"),
-                    script=asset("play.js"))
+    def _game(self, method: str, game: Game, rest: list[str]) -> None:
+        if not rest:
+            self._allow(method, "GET")
+            with game.lock:
+                return self._json(200, {"game": game.id, "view": game.view(),
+                                        "log": game.log})
+        if rest == ["move"]:
+            self._allow(method, "POST")
+            action = self._action(self._body())
+            with game.lock:
+                events = game.play(action)
+                game.table.changed()
+                return self._json(200, {"game": game.id, "view": game.view(),
+                                        "events": events})
+        if rest == ["record"]:
+            self._allow(method, "GET")
+            return self._record(game.table)
+        raise ApiError(404, f"no such page or API call: {method} {self.path}")
+
+    def _record(self, table: Table) -> None:
+        with table.cond:
+            line = table.room.record_line()
+        self._send(200, "application/x-ndjson; charset=utf-8", line.encode(),
+                   {"Content-Disposition": f'attachment; filename="scopa-{table.room.id}.jsonl"'})
+
+    def _room(self, method: str, table: Table, rest: list[str]) -> None:
+        room = table.room
+        if not rest:
+            self._allow(method, "GET")
+            with table.cond:
+                seat = room.seat_of(self.query["token"]) if "token" in self.query else None
+                return self._json(200, {"view": room.view(seat, now=time.time()),
+                                        "log": room.events})
+        if rest == ["events"]:
+            self._allow(method, "GET")
+            return self._stream(table)
+        if rest == ["record"]:
+            self._allow(method, "GET")
+            return self._record(table)
+        self._allow(method, "POST")
+        body = self._body()
+        now = time.time()
+        with table.cond:
+            if rest == ["join"]:
+                seat, token = room.join(body.get("invite"), body.get("name"), now)
+                room.advance(now)
+                table.changed()
+                return self._json(200, {"room": room.id, "seat": seat, "token": token,
+                                        "view": room.view(seat, now=now)})
+            if rest == ["move"]:
+                seat = room.seat_of(body.get("token"))
+                moves = room.play(body.get("token"), self._action(body), now)
+                table.changed()
+                return self._json(200, {"moves": moves, "view": room.view(seat, now=now)})
+            if rest == ["hand-over"]:
+                spec = check_spec(body.get("agent", self.lobby.agents[0]), self.lobby.agents)
+                moves = room.hand_over(body.get("token"), body.get("seat"), spec, now)
+                table.changed()
+                seat = room.seat_of(body.get("token"))
+                return self._json(200, {"moves": moves, "view": room.view(seat, now=now)})
+        raise ApiError(404, f"no such page or API call: {method} {self.path}")
+
+    def _stream(self, table: Table) -> None:
+        """Server-sent events: each move as it is played (with the view after it), then
+        the room as it is now; a comment every ``PING_S`` seconds while nothing happens.
+        ``?token=`` follows a seat, none watches; ``?since=N`` (or ``Last-Event-ID``)
+        skips the first N moves."""
+        room = table.room
+        token = self.query.get("token")
+        since = self.headers.get("Last-Event-ID") or self.query.get("since") or "0"
+        if not since.isdigit():
+            raise ApiError(400, f"since must be a number of moves, got {since!r}")
+        with table.cond:
+            seat = room.seat_of(token) if token is not None else None
+            mine = room.seats[seat].token if seat is not None else None
+        hall = self.lobby.hall
+        with hall.lock:
+            if hall.streams >= MAX_STREAMS:
+                raise ApiError(503, f"the server follows {MAX_STREAMS} live connections "
+                                    "already: try again later")
+            if seat is None and table.watchers >= MAX_WATCHERS:
+                raise ApiError(503, f"room {room.id} has {MAX_WATCHERS} watchers already")
+            hall.streams += 1
+            table.streams += 1
+            table.watchers += seat is None
+        try:
+            self.close_connection = True  # the answer has no length: it ends the connection
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+            self.send_header("Cache-Control", "no-store")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(b"retry: 1000\n\n")
+            self.wfile.flush()
+            cursor, version = int(since), -1
+            while True:
+                with table.cond:
+                    if version == room.version:
+                        table.cond.wait(PING_S)
+                    if version == room.version and not room.idle_seats(time.time()):
+                        out = b": ping\n\n"
+                    else:
+                        out = self._news(room, seat, cursor)
+                        version, cursor = room.version, len(room.events)
+                    revoked = seat is not None and room.seats[seat].token != mine
+                self.wfile.write(out)
+                if revoked:
+                    self.wfile.write(b'event: revoked\ndata: {}\n\n')
+                    return
+                self.wfile.flush()
+                if room.state.done and cursor == len(room.events):
+                    return
+        except OSError:  # the browser went away (or a write timed out)
+            return
+        finally:
+            with hall.lock:
+                hall.streams -= 1
+                table.streams -= 1
+                table.watchers -= seat is None
+
+    @staticmethod
+    def _news(room: Room, seat: int | None, cursor: int) -> bytes:
+        now = time.time()
+        out = []
+        for n in range(min(cursor, len(room.events)), len(room.events)):
+            msg = {"event": room.events[n], "view": room.view(seat, n)}
+            out.append(f"id: {n + 1}\nevent: move\ndata: {json.dumps(msg)}\n\n")
+        out.append(f"event: room\ndata: {json.dumps(room.view(seat, now=now))}\n\n")
+        return "".join(out).encode()
+
+    def _html(self, text: str) -> None:
+        self._send(200, "text/html; charset=utf-8", text.encode())
 
     def _allow(self, method: str, allowed: str) -> None:
         if method != allowed:
             raise ApiError(405, f"{method} is not allowed here; use {allowed}")
+
 
     def _body(self) -> dict[str, Any]:
         raw_len = self.headers.get("Content-Length")
@@ -390,17 +623,25 @@ class _Server6(_Server):
 
 
 def make_server(rules: Rules, opponent: str, *, host: str = "127.0.0.1", port: int = 8765,
-                seat: int = 0, seed: int | None = None) -> ThreadingHTTPServer:
-    """A server ready to ``serve_forever``; a bad spec or seat raises ``ValueError``, an
-    address that cannot be bound ``OSError`` naming it."""
+                seat: int = 0, seed: int | None = None, db: str | os.PathLike | None = None,
+                agents: list[str] | None = None, make_folder: bool = False
+                ) -> ThreadingHTTPServer:
+    """A server ready to ``serve_forever``, its matches kept in the SQLite file ``db``
+    (None: in memory only). A bad spec or seat raises ``ValueError``, a database that
+    cannot be used ``StoreError`` (a ``ValueError``), an address that cannot be bound
+    ``OSError``, each naming it."""
     if not 0 <= port <= 65535:
         raise ValueError(f"--port {port} is not a port number (0-65535; 0 picks a free one)")
-    lobby = Lobby(rules, opponent, seat, seed)
+    lobby = Lobby(rules, opponent, seat, seed, agents=agents)
+    if db is not None:
+        lobby.store = Store(db, make_folder=make_folder)
+        lobby.hall = Hall(lobby.store)
     handler = type("ScopaHandler", (Handler,), {"lobby": lobby})
     server_class = _Server6 if ":" in host else _Server
     try:
         server = server_class((host, port), handler)
     except OSError as e:
+        lobby.store.close()
         raise OSError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
     server.daemon_threads = True
     return server
@@ -426,13 +667,18 @@ def exposure_warning(host: str) -> str | None:
 
 
 def serve(rules: Rules, opponent: str, *, host: str = "127.0.0.1", port: int = 8765,
-          seat: int = 0, seed: int | None = None) -> int:
-    """Run the server until Ctrl-C (``scopa serve``)."""
-    server = make_server(rules, opponent, host=host, port=port, seat=seat, seed=seed)
+          seat: int = 0, seed: int | None = None, db: str | os.PathLike | None = None,
+          agents: list[str] | None = None) -> int:
+    """Run the server until Ctrl-C (``scopa serve``); ``db`` None: ``default_path()``."""
+    path = default_path() if db is None else db
+    server = make_server(rules, opponent, host=host, port=port, seat=seat, seed=seed, db=path,
+                         agents=agents, make_folder=db is None)
     h, p = server.server_address[:2]
     shown = f"[{h}]" if ":" in str(h) else h
     print(f"scopa serve: {rules.name} ({rules.players} players, to {rules.target_score}) "
           f"against {opponent}; open http://{shown}:{p}/  (Ctrl-C stops)", flush=True)
+    print(f"scopa serve: rooms to play with others at http://{shown}:{p}/room; every match "
+          f"is kept in {path}", flush=True)
     warning = exposure_warning(host)
     if warning:
         print(warning, file=sys.stderr, flush=True)
@@ -443,4 +689,15 @@ def serve(rules: Rules, opponent: str, *, host: str = "127.0.0.1", port: int = 8
         print(f"\nscopa serve: stopped after {time.monotonic() - started:.0f} s", flush=True)
     finally:
         server.server_close()
+        server.RequestHandlerClass.lobby.store.close()
     return 0
+
+
+def page(name: str) -> str:
+    """A page of the server: ``play`` (one person against agents), ``room`` (create,
+    join, play or watch a room), ``history`` and ``players`` (the database's records)."""
+    if name in ("play", "room"):
+        return fill(asset("play.html"), style=asset("cards.css"), common=asset("cards.js"),
+                    script=asset("play.js"), mode="solo" if name == "play" else "room")
+    return fill(asset("records.html"), style=asset("cards.css"), script=asset("records.js"),
+                page=name)

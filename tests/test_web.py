@@ -162,6 +162,12 @@ class Client:
         return status, payload.decode()
 
 
+@pytest.fixture(autouse=True)
+def _data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """``scopa serve`` without --db writes under $XDG_DATA_HOME: a temporary one here."""
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))
+
+
 @pytest.fixture
 def server() -> Iterator[tuple[Any, Client]]:
     srv = make_server(make_rules("scopa"), "greedy", port=0, seed=1)
@@ -210,10 +216,13 @@ def test_a_whole_match_over_the_api_gives_a_verified_record(server, tmp_path: Pa
     rec = json.loads(rec_text)
     verify_record(rec)
     assert rec["seed"] == 3 and rec["players"] == ["human", "greedy"]
-    assert view["seed"] == "3"  # as text: a JavaScript number would round a big one
-    big = 3429124248386577504  # past 2**53, sent and shown as a string of digits
+    # the seed fixes the deck order: no view has it before the end of the match
+    assert "seed" not in view and not any("seed" in e["view"] for e in events[:-1])
+    assert events[-1]["view"]["seed"] == "3"  # as text: a JavaScript number would round
+    big = 3429124248386577504  # past 2**53, sent as a string of digits
     status, new = client.call("POST", "/api/new", {"seed": str(big)})
-    assert status == 201 and new["view"]["seed"] == str(big)
+    assert status == 201 and "seed" not in new["view"]
+    assert srv.RequestHandlerClass.lobby.get(new["game"]).state.seed == big
     moves = [m for h in rec["hands"] for m in h["moves"]]
     assert [(e["seat"], e["card"], e["capture"], e["scopa"]) for e in events] == [
         (m["seat"], m["card"], m["capture"], m["scopa"]) for m in moves]
@@ -239,7 +248,8 @@ def test_the_view_hides_the_other_hands(server) -> None:
     for _ in range(5):
         _, out = client.call("GET", f"/api/game/{game.id}")
         theirs = _hand_codes(game.state.hands[1])
-        shown = {k: v for k, v in out["view"].items() if k != "game"}  # the id is random text
+        shown = {k: v for k, v in out["view"].items()
+                 if k not in ("game", "room")}  # the id is random text
         assert theirs and not theirs & _codes_in([shown, out["log"]])
         choice = out["view"]["legal"][0]["id"]
         status, _ = client.call("POST", f"/api/game/{game.id}/move", {"action": choice})
@@ -386,12 +396,13 @@ def test_serve_says_when_the_port_is_taken(server, capsys) -> None:
                            "Address already in use")
 
 
-def test_scopa_serve_runs_and_stops_on_ctrl_c() -> None:
+def test_scopa_serve_runs_and_stops_on_ctrl_c(tmp_path: Path) -> None:
     import signal
 
     code = "import sys; from scopa_cli import main; sys.exit(main(sys.argv[1:]))"
-    proc = subprocess.Popen([sys.executable, "-c", code, "serve", "--port", "0", "--seed", "1"],
-                            cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen([sys.executable, "-c", code, "serve", "--port", "0", "--seed", "1",
+                             "--db", str(tmp_path / "x.db")], cwd=ROOT,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         line = proc.stdout.readline()
@@ -408,7 +419,7 @@ def test_scopa_serve_runs_and_stops_on_ctrl_c() -> None:
     assert "warning" not in err  # 127.0.0.1: this machine only, nothing to warn about
 
 
-def test_a_host_other_than_this_machine_is_warned_about() -> None:
+def test_a_host_other_than_this_machine_is_warned_about(tmp_path: Path) -> None:
     import signal
 
     from scopa_web.server import exposure_warning
@@ -421,7 +432,8 @@ def test_a_host_other_than_this_machine_is_warned_about() -> None:
     assert "--host 127.0.0.1" in exposure_warning("::")
     code = "import sys; from scopa_cli import main; sys.exit(main(sys.argv[1:]))"
     proc = subprocess.Popen([sys.executable, "-c", code, "serve", "--host", "0.0.0.0",
-                             "--port", "0"], cwd=ROOT, stdout=subprocess.PIPE,
+                             "--port", "0", "--db", str(tmp_path / "x.db")], cwd=ROOT,
+                            stdout=subprocess.PIPE,
                             stderr=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None and proc.stderr is not None
@@ -477,10 +489,10 @@ def test_the_web_layer_loads_no_higher_layer_and_the_engine_not_it() -> None:
     assert "scopa_web" not in engine
 
 
-def test_the_lobby_drops_finished_games_first(monkeypatch) -> None:
+def test_games_past_the_memory_bound_are_read_back_from_the_store(monkeypatch) -> None:
     import scopa_web.server as server
 
-    monkeypatch.setattr(server, "MAX_GAMES", 3)
+    monkeypatch.setattr(server, "MAX_ROOMS", 3)
     lobby = server.Lobby(make_rules("scopa"), "greedy", 0, 1)
     games = [lobby.new(None) for _ in range(3)]
     finished = games[1]
@@ -489,8 +501,18 @@ def test_the_lobby_drops_finished_games_first(monkeypatch) -> None:
         finished.play(finished.state.legal_actions()[0])
     assert finished.agents == {}  # its agents are let go; its record stays
     verify_record(json.loads(finished.record_line()))
+    games[0].play(games[0].state.legal_actions()[0])
     lobby.get(games[0].id)  # the oldest is used again; games[2] is now the oldest live one
     extra = lobby.new(None)
     assert list(lobby.games) == [games[2].id, games[0].id, extra.id]  # the finished one went
     lobby.new(None)  # no finished game left: the least recently used goes
     assert list(lobby.games)[0] == games[0].id and games[2].id not in lobby.games
+    # a game let go is read back from the store as it was, and plays on
+    back = lobby.get(finished.id)
+    assert back.record_line() == finished.record_line()
+    again = lobby.get(games[2].id)
+    assert again.state.seed == games[2].state.seed and again.log == games[2].log
+    lobby.games.clear()
+    first = lobby.get(games[0].id)
+    assert [e["text"] for e in first.log] == [e["text"] for e in games[0].log]
+    assert first.view() == games[0].view()

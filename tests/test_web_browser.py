@@ -410,12 +410,21 @@ def test_seeds_past_2_to_the_53_are_shown_exactly(driver: Any, server: tuple[str
     assert f"seed {seed} ·" in driver.find_element(By.ID, "info").text
     assert driver.execute_script("return DATA.seed") == str(seed)
 
-    # the play page: ?seed= reaches the server whole, and the page shows it whole
+    # the play page: ?seed= reaches the server whole; the page shows it, whole, only when
+    # the match is over (the seed fixes every deck: a player could compute the hidden cards)
     base, lobby = server
     driver.get(f"{base}/?delay=0")
     driver.execute_script("sessionStorage.clear()")
     driver.get(f"{base}/?seed={BIG_SEED}&delay=0")
     snap = _wait(driver, _ready)
-    assert lobby.get(snap["game"]).state.seed == BIG_SEED
+    game = lobby.get(snap["game"])
+    assert game.state.seed == BIG_SEED
+    assert "seed" not in driver.find_element(By.ID, "info").text
+    assert str(BIG_SEED) not in driver.page_source
+    with game.lock:
+        while not game.state.done:
+            game.play(game.state.legal_actions()[0])
+    driver.refresh()  # the tab's match, now over
+    _wait(driver, lambda d: _ready(d) and _ready(d)["state"] == "over")
     assert f"seed {BIG_SEED} ·" in driver.find_element(By.ID, "info").text
     _no_page_errors(driver)

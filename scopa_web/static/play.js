@@ -1,13 +1,21 @@
-/* The play page: one match per browser tab (its id kept in sessionStorage). */
+/* The play page. Solo (/): one match against agents per browser tab (its id kept in
+   sessionStorage). Room (/room): create a room, take a seat by its link, play people and
+   agents, or watch; moves arrive live (server-sent events) and a seat's token is kept in
+   localStorage, so a refresh or a closed tab keeps the seat. */
 "use strict";
 
 const KEY = "scopa-game";
+const SEED_KEY = "scopa-game-seed";  // the ?seed= the tab's match was started with
 const PARAMS = new URLSearchParams(location.search);
 const DELAY = PARAMS.has("delay") ? Math.max(0, parseInt(PARAMS.get("delay"), 10) || 0) : 900;
 let V = null;      // the view shown now
 let LAST = null;   // the move shown as the last one
 let LOG = [];      // every move of the match so far
 let busy = false;  // a request or the agents' moves are being shown
+const MODE = document.body.dataset.mode;  // "solo" or "room"
+let ROOM = null;   // room mode: the room's id
+let TOKEN = null;  // room mode: this seat's token (null: watching)
+let STREAM = null; // room mode: the live connection (EventSource)
 
 function $(id) { return document.getElementById(id); }
 function sleep(ms) { return new Promise((ok) => setTimeout(ok, ms)); }
@@ -33,15 +41,16 @@ function seatLabel(s) {
 }
 function teamLabel(t) {
   if (V.players === 2) return t === V.seat ? "You" : "Seat " + t + " (" + V.names[t] + ")";
-  return "Team " + t + (t === V.seat % 2 ? " (yours)" : "");
+  return "Team " + t + (V.seat !== null && t === V.seat % 2 ? " (yours)" : "");
 }
+function base(v) { return v.seat === null ? 0 : v.seat; }
 
 function renderSeats(v) {
   const board = $("board");
   board.classList.toggle("two", v.players === 2);
   for (const old of board.querySelectorAll(".seat")) old.remove();
   for (let s = 0; s < v.players; s++) {
-    const box = el("div", "seat slot-" + slotOf(s, v.seat, v.players));
+    const box = el("div", "seat slot-" + slotOf(s, base(v), v.players));
     box.id = "seat-" + s;
     if (v.to_move === s) box.classList.add("to-move");
     if (LAST && LAST.seat === s) box.classList.add("just-moved");
@@ -119,16 +128,22 @@ function renderLog() {
 
 function render(v) {
   V = v;
-  document.body.dataset.game = v.game;
+  document.body.dataset.game = v.game || v.room;
   renderSeats(v);
   const marks = {};
   if (LAST && !LAST.capture.length) marks[LAST.card] = "played";
   const table = cardRow(v.table, "", marks);
   table.id = "table";
   $("table").replaceWith(table);
+  // the seed comes only with the match's end: it fixes the deck order
+  const who = MODE === "solo"
+    ? " · you are seat " + v.seat + " · agents: " + v.names.filter((n, s) => s !== v.seat)
+      .join(", ")
+    : (v.seat === null ? " · watching" : " · you are seat " + v.seat) +
+      (v.started ? "" : " · waiting for seat(s) " + v.seats.map((x, s) => x.open ? s : null)
+        .filter((s) => s !== null).join(", "));
   $("info").textContent = v.rules.name + ", " + v.players + " players, to " +
-    v.rules.target_score + " · seed " + v.seed + " · you are seat " + v.seat + " · agents: " + v.names
-      .filter((n, s) => s !== v.seat).join(", ");
+    v.rules.target_score + (v.seed !== undefined ? " · seed " + v.seed : "") + who;
   const ms = $("match-score");
   ms.textContent = teamLabel(0) + " " + v.match_score[0] + " – " + v.match_score[1] + " " +
     teamLabel(1);
@@ -138,6 +153,7 @@ function render(v) {
   else if (v.to_move === null) status = "Hand over";
   else if (busy) status = v.to_move === v.seat ? "…" : seatLabel(v.to_move) + " is playing…";
   else if (v.your_turn) status = "Your turn: click a card in your hand";
+  else if (!v.started) status = "waiting for every seat to be taken";
   else status = seatLabel(v.to_move) + " to move";
   $("status").textContent = "Hand " + (v.hand_index + 1) + " · " + v.deck +
     " cards in the deck · " + status;
@@ -145,14 +161,23 @@ function render(v) {
   const banner = $("banner");
   banner.classList.toggle("hidden", !v.done);
   if (v.done) {
-    const mine = v.winner === v.seat % 2;
-    banner.textContent = "Match over: " + (mine ? "you win " : "you lose ") +
-      v.match_score[v.seat % 2] + "–" + v.match_score[1 - v.seat % 2];
+    const w = v.winner;
+    const score = v.match_score[w] + "–" + v.match_score[1 - w];
+    if (v.seat === null) {
+      banner.textContent = "Match over: " + (v.players === 2 ? "Seat " + w + " (" + v.names[w] +
+        ")" : "Team " + w) + " wins " + score;
+    } else {
+      const mine = w === v.seat % 2;
+      banner.textContent = "Match over: " + (mine ? "you win " : "you lose ") +
+        v.match_score[v.seat % 2] + "–" + v.match_score[1 - v.seat % 2];
+    }
   }
   const dl = $("download");
   dl.classList.toggle("hidden", !v.done);
-  dl.href = "/api/game/" + encodeURIComponent(v.game) + "/record";
-  dl.setAttribute("download", "scopa-" + v.game + ".jsonl");
+  const id = v.game || v.room;
+  dl.href = (MODE === "solo" ? "/api/game/" : "/api/room/") + encodeURIComponent(id) + "/record";
+  dl.setAttribute("download", "scopa-" + id + ".jsonl");
+  if (MODE === "room") renderRoom(v);
   renderMove();
   renderPiles(v);
   renderResults(v);
@@ -238,6 +263,7 @@ async function showEvents(events) {
 }
 
 async function play(action) {
+  if (MODE === "room") return playInRoom(action);
   $("choices").classList.add("hidden");
   busy = true;
   render(V);
@@ -265,7 +291,9 @@ async function start(fresh) {
     try {
       const r = await api("GET", "/api/game/" + encodeURIComponent(id));
       // a link with ?seed= plays that deal: the tab's match of another seed is left
-      if (wanted !== null && String(r.view.seed) !== wanted) throw new Error("another seed");
+      if (wanted !== null && sessionStorage.getItem(SEED_KEY) !== wanted) {
+        throw new Error("another seed");
+      }
       LOG = r.log;
       LAST = LOG.length ? LOG[LOG.length - 1] : null;
       render(r.view);
@@ -277,6 +305,8 @@ async function start(fresh) {
   try {
     const r = await api("POST", "/api/new", body);
     sessionStorage.setItem(KEY, r.game);
+    if (wanted !== null) sessionStorage.setItem(SEED_KEY, wanted);
+    else sessionStorage.removeItem(SEED_KEY);
     LOG = [];
     LAST = null;
     busy = true;
@@ -290,5 +320,295 @@ async function start(fresh) {
   }
 }
 
-$("new-game").addEventListener("click", () => { if (!busy) start(true); });
-start(false);
+
+// -- rooms: create, join, follow live, play, hand an idle seat to an agent ---------------------
+const SEAT_KEY = (id) => "scopa-room:" + id;  // localStorage: {token, seat, invites}
+let QUEUE = [];       // live messages waiting to be shown, in order
+let draining = false;
+
+function saved(id) {
+  try { return JSON.parse(localStorage.getItem(SEAT_KEY(id))); } catch (e) { return null; }
+}
+function roomPath() { return "/api/room/" + encodeURIComponent(ROOM); }
+function roomLink(extra) {
+  return location.origin + "/room?id=" + encodeURIComponent(ROOM) + (extra || "");
+}
+
+function renderRoom(v) {
+  $("room-panel").classList.remove("hidden");
+  $("new-game").textContent = "New room";
+  const seats = $("room-seats");
+  seats.textContent = "";
+  v.seats.forEach((x, s) => {
+    const line = el("div", "", "Seat " + s + " (team " + (s % 2) + "): " + (x.open
+      ? "open" : x.name + (x.agent ? " (agent)" : "")) + (s === v.seat ? " — you" : ""));
+    line.dataset.seat = String(s);
+    seats.appendChild(line);
+  });
+  const links = $("room-links");
+  links.textContent = "";
+  links.className = "links";
+  const mine = saved(ROOM);
+  const add = (label, url, id) => {
+    links.appendChild(el("div", "", label));
+    const input = el("input");
+    input.readOnly = true;
+    input.value = url;
+    input.id = id;
+    input.addEventListener("focus", () => input.select());
+    links.appendChild(input);
+  };
+  for (const [s, code] of Object.entries((mine && mine.invites) || {})) {
+    if (v.seats[s] && v.seats[s].open) {
+      add("Link for seat " + s + " (send it to who plays it):", roomLink("&invite=" +
+          encodeURIComponent(code)), "invite-" + s);
+    }
+  }
+  add("Watch link:", roomLink(""), "watch-link");
+  const idle = $("idle");
+  idle.textContent = "";
+  for (const s of v.idle || []) {
+    if (v.seat === null || s === v.seat) continue;
+    const b = el("button", "", "Seat " + s + " is idle: give it to an agent");
+    b.id = "hand-over-" + s;
+    b.addEventListener("click", async () => {
+      try {
+        await api("POST", roomPath() + "/hand-over", { token: TOKEN, seat: s });
+        showError("");
+      } catch (e) { showError(e.message); }
+    });
+    idle.appendChild(b);
+  }
+}
+
+async function playInRoom(action) {
+  $("choices").classList.add("hidden");
+  busy = true;  // until the live channel shows this move
+  render(V);
+  try {
+    await api("POST", roomPath() + "/move", { token: TOKEN, action });
+    showError("");
+  } catch (e) {
+    showError(e.message);
+    busy = false;
+    render(V);
+  }
+}
+
+function enqueue(msg) {
+  QUEUE.push(msg);
+  if (!draining) drain();
+}
+
+/** Show the live messages in order: each move (others' after a pause), a hand's score
+    until "Next hand", then the room as it is. */
+async function drain() {
+  draining = true;
+  while (QUEUE.length) {
+    const msg = QUEUE.shift();
+    if (msg.kind === "move") {
+      const ev = msg.event;
+      if (ev.n < LOG.length) continue;  // shown already (the page was loaded after it)
+      if (ev.seat !== V.seat) await sleep(DELAY);
+      if (ev.seat === V.seat) busy = false;
+      LAST = ev;
+      LOG.push(ev);
+      render(msg.view || V);
+      if (ev.hand_over) await waitForContinue(ev);
+    } else if (msg.view.moves >= LOG.length) {
+      render(msg.view);
+      if (msg.view.done && STREAM) { STREAM.close(); STREAM = null; }
+    }
+  }
+  draining = false;
+}
+
+function follow(since) {
+  const q = "?since=" + since + (TOKEN ? "&token=" + encodeURIComponent(TOKEN) : "");
+  const es = new EventSource(roomPath() + "/events" + q);
+  STREAM = es;
+  es.addEventListener("move", (e) => enqueue({ kind: "move", ...JSON.parse(e.data) }));
+  es.addEventListener("room", (e) => {
+    showError("");
+    enqueue({ kind: "room", view: JSON.parse(e.data) });
+  });
+  es.addEventListener("revoked", () => {
+    es.close();
+    localStorage.removeItem(SEAT_KEY(ROOM));
+    showError("Your seat was given to an agent while it was idle: you are watching now.");
+    TOKEN = null;
+    load();
+  });
+  es.onerror = () => {  // the browser reconnects by itself (Last-Event-ID: no move lost)
+    if (STREAM === es && es.readyState !== EventSource.CLOSED) {
+      showError("connection lost: reconnecting…");
+    }
+  };
+}
+
+async function load() {
+  if (STREAM) { STREAM.close(); STREAM = null; }
+  QUEUE = [];
+  let r;
+  try {
+    r = await api("GET", roomPath() + (TOKEN ? "?token=" + encodeURIComponent(TOKEN) : ""));
+  } catch (e) {
+    showError(e.message);
+    return;
+  }
+  LOG = r.log;
+  LAST = LOG.length ? LOG[LOG.length - 1] : null;
+  busy = false;
+  render(r.view);
+  if (!r.view.done) follow(LOG.length);
+}
+
+function showForm(id) {
+  $("layout").classList.add("hidden");
+  $(id).classList.remove("hidden");
+}
+
+function enterRoom(id, seat) {
+  ROOM = id;
+  TOKEN = seat ? seat.token : null;
+  history.replaceState(null, "", "/room?id=" + encodeURIComponent(id) +
+                       (PARAMS.has("delay") ? "&delay=" + DELAY : ""));
+  $("create").classList.add("hidden");
+  $("join").classList.add("hidden");
+  $("layout").classList.remove("hidden");
+  load();
+}
+
+function option(name, value) {
+  const label = el("label", "", name.replace(/_/g, " ") + " ");
+  let input;
+  if (typeof value === "boolean") {
+    input = el("input");
+    input.type = "checkbox";
+    input.checked = value;
+  } else if (name === "capture_rule" || name === "primiera_table") {
+    input = el("select");
+    const opts = name === "capture_rule" ? ["any", "fewest"] : CONFIG.primiera_tables;
+    for (const o of opts) input.appendChild(el("option", "", o));
+    input.value = value;
+  } else {
+    input = el("input");
+    input.type = "number";
+    input.min = "0";
+    input.value = value;
+  }
+  input.dataset.option = name;
+  input.id = "opt-" + name;
+  label.appendChild(input);
+  return label;
+}
+
+let CONFIG = null;
+const SKIP = ["name", "players", "target_score"];  // their own fields
+
+function ruleDefaults() {
+  return { ...CONFIG.defaults, ...CONFIG.rules[$("rules").value] };
+}
+
+function fillOptions() {
+  const d = ruleDefaults();
+  const box = $("options");
+  box.textContent = "";
+  for (const [k, v] of Object.entries(d)) if (!SKIP.includes(k)) box.appendChild(option(k, v));
+  const four = CONFIG.four_player_only.includes($("rules").value);
+  $("players").value = String(d.players);
+  $("players").disabled = four;
+  fillSeats();
+}
+
+function fillSeats() {
+  const box = $("seat-choices");
+  box.textContent = "";
+  const n = parseInt($("players").value, 10);
+  for (let s = 0; s < n; s++) {
+    const label = el("label", "", "Seat " + s + " (team " + (s % 2) + ") ");
+    const sel = el("select");
+    sel.id = "seat-" + s + "-choice";
+    sel.appendChild(el("option", "", "me"));
+    sel.appendChild(el("option", "", "a person (send a link)"));
+    for (const a of CONFIG.agents) sel.appendChild(el("option", "", a));
+    sel.options[0].value = "me";
+    sel.options[1].value = "person";
+    sel.value = s === 0 ? "me" : (n === 2 ? "person" : CONFIG.agents[0]);
+    label.appendChild(sel);
+    box.appendChild(el("div")).appendChild(label);
+  }
+}
+
+async function showCreate() {
+  showForm("create");
+  CONFIG = await api("GET", "/api/config");
+  const rules = $("rules");
+  for (const name of Object.keys(CONFIG.rules)) rules.appendChild(el("option", "", name));
+  rules.addEventListener("change", fillOptions);
+  $("players").addEventListener("change", fillSeats);
+  fillOptions();
+  $("create").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const d = ruleDefaults();
+    const options = {};
+    for (const input of document.querySelectorAll("#options [data-option]")) {
+      const k = input.dataset.option;
+      const v = input.type === "checkbox" ? input.checked
+        : input.type === "number" ? parseInt(input.value, 10) : input.value;
+      if (v !== d[k]) options[k] = v;
+    }
+    const n = parseInt($("players").value, 10);
+    const seats = [];
+    let mine = null;
+    for (let s = 0; s < n; s++) {
+      const c = $("seat-" + s + "-choice").value;
+      if (c === "me") {
+        if (mine !== null) { showError("only one seat can be yours"); return; }
+        mine = s;
+      }
+      seats.push(c === "me" || c === "person" ? null : c);
+    }
+    try {
+      const r = await api("POST", "/api/rooms", {
+        rules: $("rules").value, players: n, target_score: parseInt($("target").value, 10),
+        options, seats, seat: mine, name: $("name").value || null });
+      const keep = { token: r.token, seat: r.seat, invites: r.invites };
+      localStorage.setItem(SEAT_KEY(r.room), JSON.stringify(keep));
+      showError("");
+      enterRoom(r.room, r.token ? keep : null);
+    } catch (err) { showError(err.message); }
+  });
+}
+
+function showJoin(invite) {
+  showForm("join");
+  $("watch-instead").href = "/room?id=" + encodeURIComponent(ROOM);
+  $("join").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try {
+      const r = await api("POST", roomPath() + "/join",
+                          { invite, name: $("join-name").value || null });
+      const keep = { token: r.token, seat: r.seat };
+      localStorage.setItem(SEAT_KEY(ROOM), JSON.stringify(keep));
+      showError("");
+      enterRoom(ROOM, keep);
+    } catch (err) { showError(err.message); }
+  });
+}
+
+function roomStart() {
+  const id = PARAMS.get("id");
+  if (!id) { showCreate(); return; }
+  ROOM = id;
+  const seat = saved(id);
+  const invite = PARAMS.get("invite");
+  if ((!seat || !seat.token) && invite) { showJoin(invite); return; }
+  enterRoom(id, seat && seat.token ? seat : null);
+}
+
+$("new-game").addEventListener("click", () => {
+  if (MODE === "room") location.href = "/room";
+  else if (!busy) start(true);
+});
+if (MODE === "room") roomStart(); else start(false);

@@ -1,0 +1,72 @@
+/* The database's pages: every finished match (/history, each record downloadable) and
+   each player's and agent's record (/players). */
+"use strict";
+
+const PAGE = document.body.dataset.page;
+let offset = 0;
+
+function $(id) { return document.getElementById(id); }
+
+function el(tag, cls, text) {
+  const e = document.createElement(tag);
+  if (cls) e.className = cls;
+  if (text !== undefined && text !== null) e.textContent = String(text);
+  return e;
+}
+
+function row(cells, head) {
+  const tr = el("tr");
+  for (const c of cells) {
+    const td = el(head ? "th" : "td");
+    if (c instanceof Node) td.appendChild(c); else td.textContent = String(c);
+    tr.appendChild(td);
+  }
+  return tr;
+}
+
+async function get(path) {
+  const r = await fetch(path);
+  const data = await r.json();
+  if (!r.ok) throw new Error(data.error || "HTTP " + r.status);
+  return data;
+}
+
+async function history() {
+  const t = $("records");
+  if (!offset) t.appendChild(row(["finished (UTC)", "rules", "players (seat order)", "hands",
+                                  "score", "winner", "record"], true));
+  const data = await get("/api/history?offset=" + offset);
+  for (const m of data.matches) {
+    const link = el("a", "", "download");
+    link.href = "/api/match/" + encodeURIComponent(m.room) + "/record";
+    link.setAttribute("download", "scopa-" + m.room + ".jsonl");
+    const when = new Date(m.finished * 1000).toISOString().slice(0, 16).replace("T", " ");
+    const tr = row([when, m.rules + (m.kind === "solo" ? " (one person)" : ""),
+                    m.players.join(", "), m.hands, m.match_score.join("–"),
+                    "team " + m.winner, link]);
+    tr.dataset.room = m.room;
+    t.appendChild(tr);
+  }
+  offset += data.matches.length;
+  $("more").classList.toggle("hidden", data.matches.length < 100);
+}
+
+async function players() {
+  const t = $("records");
+  t.appendChild(row(["name", "kind", "matches", "wins", "hands", "points per hand"], true));
+  const data = await get("/api/players");
+  for (const p of data.players) {
+    const tr = row([p.name, p.agent ? "agent" : "person", p.matches, p.wins, p.hands,
+                    p.points_per_hand === null ? "—" : p.points_per_hand.toFixed(2)]);
+    tr.dataset.name = p.name;
+    t.appendChild(tr);
+  }
+}
+
+function fail(e) {
+  $("error").textContent = e.message;
+  $("error").classList.remove("hidden");
+}
+
+$("more").addEventListener("click", () => history().catch(fail));
+(PAGE === "history" ? history() : players()).catch(fail);
