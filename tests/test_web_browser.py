@@ -53,9 +53,8 @@ def downloads(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return tmp_path_factory.mktemp("downloads")
 
 
-@pytest.fixture(scope="module")
-def driver(tmp_path_factory: pytest.TempPathFactory, downloads: Path) -> Iterator[Any]:
-    """One headless Chromium for the module, with a fresh profile and a download folder."""
+def _chromium(profile: Path, downloads: Path) -> Any:
+    """A headless Chromium with its own profile (its own localStorage) and download folder."""
     missing = _missing()
     if missing:
         reason = (f"browser tests need headless Chromium: {', '.join(missing)} not installed "
@@ -69,7 +68,7 @@ def driver(tmp_path_factory: pytest.TempPathFactory, downloads: Path) -> Iterato
     os.environ.setdefault("SE_AVOID_STATS", "true")  # selenium: no usage statistics
     opts = webdriver.ChromeOptions()
     opts.binary_location = CHROMIUM
-    for flag in FLAGS + [f"--user-data-dir={tmp_path_factory.mktemp('chromium-profile')}"]:
+    for flag in FLAGS + [f"--user-data-dir={profile}"]:
         opts.add_argument(flag)
     opts.add_experimental_option("prefs", {"download.default_directory": str(downloads),
                                            "download.prompt_for_download": False})
@@ -78,6 +77,24 @@ def driver(tmp_path_factory: pytest.TempPathFactory, downloads: Path) -> Iterato
     drv.set_page_load_timeout(30)
     drv.execute_cdp_cmd("Page.setDownloadBehavior",
                         {"behavior": "allow", "downloadPath": str(downloads)})
+    return drv
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory: pytest.TempPathFactory, downloads: Path) -> Iterator[Any]:
+    """One headless Chromium for the module, with a fresh profile and a download folder."""
+    drv = _chromium(tmp_path_factory.mktemp("chromium-profile"), downloads)
+    try:
+        yield drv
+    finally:
+        drv.quit()
+
+
+@pytest.fixture(scope="module")
+def driver2(tmp_path_factory: pytest.TempPathFactory, driver: Any) -> Iterator[Any]:
+    """A second browser (another person: its own profile and localStorage)."""
+    drv = _chromium(tmp_path_factory.mktemp("chromium-profile-2"),
+                    tmp_path_factory.mktemp("downloads-2"))
     try:
         yield drv
     finally:
@@ -428,3 +445,286 @@ def test_seeds_past_2_to_the_53_are_shown_exactly(driver: Any, server: tuple[str
     _wait(driver, lambda d: _ready(d) and _ready(d)["state"] == "over")
     assert f"seed {BIG_SEED} ·" in driver.find_element(By.ID, "info").text
     _no_page_errors(driver)
+
+
+# -- rooms: people against each other, with agents, watched, refreshed, restarted -------------
+class ServeProcess:
+    """A real ``scopa serve`` (its own process) on a fixed port and database file, which
+    can be killed (SIGKILL) and started again on both."""
+
+    def __init__(self, db: Path):
+        self.db, self.port, self.proc = db, 0, None
+        self.start()
+
+    def start(self) -> None:
+        import re
+        import subprocess
+        import sys
+
+        root = Path(__file__).resolve().parent.parent
+        self.proc = subprocess.Popen(
+            [sys.executable, "-m", "scopa_cli", "serve", "--port", str(self.port), "--db",
+             str(self.db), "--agents", "greedy", "random"], cwd=root,
+            stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        line = self.proc.stdout.readline()
+        m = re.search(r"open http://127\.0\.0\.1:(\d+)/", line)
+        assert m, line
+        self.port = int(m.group(1))
+
+    def kill(self) -> None:
+        import signal
+
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.wait(30)
+        self.proc.stdout.close()
+
+    @property
+    def base(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def api(self, path: str) -> Any:
+        import json
+        import urllib.request
+
+        with urllib.request.urlopen(self.base + path, timeout=30) as r:
+            return json.loads(r.read())
+
+
+@pytest.fixture
+def serve_process(tmp_path: Path) -> Iterator[ServeProcess]:
+    sp = ServeProcess(tmp_path / "rooms.db")
+    try:
+        yield sp
+    finally:
+        sp.kill()
+
+
+ROOM_SNAPSHOT = """
+const codes = (sel) => Array.from(document.querySelectorAll(sel))
+  .map((c) => c.classList.contains("back") ? "back" : c.dataset.card);
+const overlay = !document.getElementById("hand-over").classList.contains("hidden");
+const n = V ? V.players : 0;
+return {
+  state: document.body.dataset.state, room: document.body.dataset.game || null, overlay,
+  seat: V ? V.seat : null, moves: V ? V.moves : null, done: V ? V.done : null,
+  started: V ? V.started : null,
+  hands: Array.from({length: n}, (_, s) => codes("#hand-" + s + " .card")),
+  playable: codes(".card.playable"), table: codes("#table .card"),
+  log: Array.from(document.querySelectorAll("#log li.mv")).map((li) => li.dataset.text),
+  error: document.getElementById("error").classList.contains("hidden") ? null
+    : document.getElementById("error").textContent,
+  banner: document.getElementById("banner").textContent,
+};
+"""
+
+
+def _snap(drv: Any) -> dict[str, Any]:
+    return drv.execute_script(ROOM_SNAPSHOT)
+
+
+def _create_room(drv: Any, base: str, name: str, rules: str, seats: list[str],
+                 target: int | None = None) -> str:
+    """Fill in the form of /room; returns the room's id."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    drv.get(f"{base}/room?delay=0")
+    _wait(drv, lambda d: d.find_elements(By.CSS_SELECTOR, "#rules option"))
+    drv.find_element(By.ID, "name").send_keys(name)
+    Select(drv.find_element(By.ID, "rules")).select_by_value(rules)
+    if len(seats) == 4:
+        _wait(drv, lambda d: d.find_element(By.ID, "players").get_attribute("value") == "4")
+    if target is not None:
+        box = drv.find_element(By.ID, "target")
+        box.clear()
+        box.send_keys(str(target))
+    for s, choice in enumerate(seats):
+        Select(drv.find_element(By.ID, f"seat-{s}-choice")).select_by_value(choice)
+    drv.find_element(By.ID, "create-room").click()
+    _wait(drv, lambda d: d.execute_script("return V !== null"))
+    return _snap(drv)["room"]
+
+
+def _join(drv: Any, link: str, name: str) -> None:
+    from selenium.webdriver.common.by import By
+
+    drv.get(link + "&delay=0")
+    drv.find_element(By.ID, "join-name").send_keys(name)
+    drv.find_element(By.ID, "join-room").click()
+    _wait(drv, lambda d: d.execute_script("return V !== null && V.seat !== null"))
+
+
+def _token(drv: Any, room: str) -> str:
+    import json
+    return json.loads(drv.execute_script(f"return localStorage.getItem('scopa-room:{room}')"))[
+        "token"]
+
+
+def _step(drv: Any) -> bool:
+    """One thing a person does when the page waits for them: dismiss a hand's score, or
+    play a card of the hand (its first way). False when there was nothing to do."""
+    from selenium.common.exceptions import WebDriverException
+    from selenium.webdriver.common.by import By
+
+    snap = _snap(drv)
+    try:
+        if snap["overlay"]:
+            drv.find_element(By.ID, "continue").click()
+            return True
+        if snap["state"] != "turn" or not snap["playable"]:
+            return False
+        drv.find_element(By.CSS_SELECTOR, ".card.playable").click()
+        for b in drv.find_elements(By.CSS_SELECTOR, "#choices button.choice")[:1]:
+            b.click()
+    except WebDriverException:  # the page moved on meanwhile: look again
+        return False
+    return True
+
+
+def _check_seat_page(sp: ServeProcess, drv: Any, room: str, token: str) -> None:
+    """The page shows this seat's hand, the others face down, the table: as the API says."""
+    snap = _wait(drv, lambda d: (lambda s: s if s["state"] in ("turn", "wait") and not s[
+        "overlay"] else False)(_snap(d)))
+    view = sp.api(f"/api/room/{room}?token={token}")["view"]
+    if view["moves"] != snap["moves"] or view["to_move"] is None:
+        return  # the match moved on between the two looks
+    for s in range(view["players"]):
+        want = view["hand"] if s == view["seat"] else ["back"] * view["hand_sizes"][s]
+        assert sorted(snap["hands"][s]) == sorted(want), s
+    assert sorted(snap["table"]) == sorted(view["table"])
+
+
+def _play_to_the_end(drivers: list[Any], limit: float = 600,
+                     during: Any = None) -> None:
+    start = time.monotonic()
+    while time.monotonic() - start < limit:
+        acted = [_step(d) for d in drivers]
+        snaps = [_snap(d) for d in drivers]
+        if all(s["done"] and not s["overlay"] for s in snaps):
+            return
+        if during is not None:
+            during(snaps)
+        if not any(acted):
+            time.sleep(0.05)
+    pytest.fail(f"the room did not end in {limit:.0f} s")
+
+
+def test_two_browsers_play_a_room_watched_refreshed_and_restarted(
+        driver: Any, driver2: Any, serve_process: ServeProcess, tmp_path: Path,
+        downloads: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    sp = serve_process
+    room = _create_room(driver, sp.base, "ann", "scopa", ["me", "person"])
+    invite = driver.find_element(By.ID, "invite-1").get_attribute("value")
+    watch = driver.find_element(By.ID, "watch-link").get_attribute("value")
+    assert invite.startswith(f"{sp.base}/room?id={room}&invite=")
+    assert _snap(driver)["state"] == "wait" and not _snap(driver)["started"]
+    _join(driver2, invite, "bob")
+    tokens = {0: _token(driver, room), 1: _token(driver2, room)}
+    _wait(driver, lambda d: _snap(d)["started"])
+    assert driver.find_elements(By.ID, "invite-1") == []  # the seat is taken: no link
+
+    # a watcher: a second tab of the first browser, opened with the watch link
+    first_tab = driver.current_window_handle
+    driver.switch_to.new_window("tab")
+    driver.get(watch + "&delay=0")
+    _wait(driver, lambda d: d.execute_script("return V !== null"))
+    snap = _snap(driver)
+    assert snap["seat"] is None and all(set(h) <= {"back"} for h in snap["hands"])
+    watcher_tab = driver.current_window_handle
+    driver.switch_to.window(first_tab)
+
+    events = {"refreshed": False, "restarted": False}
+
+    def during(snaps: list[dict[str, Any]]) -> None:
+        moves = max(s["moves"] or 0 for s in snaps)
+        if moves >= 6 and not events["refreshed"]:  # bob closes and reopens his tab
+            events["refreshed"] = True
+            before = _snap(driver2)["log"]
+            driver2.refresh()
+            snap = _wait(driver2, lambda d: (lambda s: s if s["seat"] == 1 else False)(
+                _snap(d)))
+            assert snap["log"][:len(before)] == before and snap["room"] == room
+            _check_seat_page(sp, driver2, room, tokens[1])
+            _check_seat_page(sp, driver, room, tokens[0])
+        if moves >= 14 and not events["restarted"]:  # the server is killed and restarted
+            events["restarted"] = True
+            stored = sp.api(f"/api/room/{room}?token={tokens[0]}")["log"]
+            sp.kill()
+            sp.start()
+            assert sp.api(f"/api/room/{room}?token={tokens[0]}")["log"] == stored
+            for d in (driver, driver2):  # each page reconnects by itself
+                _wait(d, lambda d: _snap(d)["error"] is None and _snap(d)["state"] in (
+                    "turn", "wait", "over") or _snap(d)["overlay"], timeout=30)
+
+    _play_to_the_end([driver, driver2], during=during)
+    assert events == {"refreshed": True, "restarted": True}
+    final = sp.api(f"/api/room/{room}")["view"]
+    rec_text = _download_record(driver, downloads, room)
+    import json
+    rec = json.loads(rec_text)
+    assert rec["players"] == ["ann", "bob"] and final["done"]
+    assert [_snap(d)["log"] for d in (driver, driver2)] == [[action_text(a) for a in
+                                                              _record_actions(rec)]] * 2
+    mine = rec["winner"] == 0
+    assert _snap(driver)["banner"].startswith(f"Match over: you {'win' if mine else 'lose'} ")
+    assert _snap(driver2)["banner"].startswith(f"Match over: you {'lose' if mine else 'win'} ")
+
+    # the watcher saw it all: dismiss its hand scores, then the same end
+    driver.switch_to.window(watcher_tab)
+    _play_to_the_end([driver], limit=120)
+    snap = _snap(driver)
+    assert snap["log"] == _snap(driver2)["log"]
+    assert snap["banner"].startswith(f"Match over: Seat {rec['winner']} (")
+    driver.save_screenshot(str(tmp_path / "room-watcher.png"))
+    driver.close()
+    driver.switch_to.window(first_tab)
+
+    # the database's pages list the match and both people
+    driver.get(f"{sp.base}/history")
+    _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'tr[data-room="{room}"]'))
+    driver.get(f"{sp.base}/players")
+    rows = _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, "tr[data-name]"))
+    assert {r.get_attribute("data-name") for r in rows} >= {"ann", "bob"}
+    errors = [e for e in driver.get_log("browser") + driver2.get_log("browser")
+              if e["level"] == "SEVERE" and "ERR_CONNECTION_REFUSED" not in e["message"]
+              and "/events" not in e["message"]]
+    assert not errors, errors  # only the restart's refused connections
+
+
+def _download_record(drv: Any, downloads: Path, room: str) -> str:
+    from selenium.webdriver.common.by import By
+
+    link = drv.find_element(By.ID, "download")
+    assert link.is_displayed()
+    link.click()
+    path = downloads / f"scopa-{room}.jsonl"
+    _wait(drv, lambda d: path.exists() and path.stat().st_size > 0
+          and not list(downloads.glob("*.crdownload")))
+    assert scopa(["verify", str(path)]) == 0
+    return path.read_text()
+
+
+def test_a_four_seat_room_with_two_people_and_two_agents(
+        driver: Any, driver2: Any, serve_process: ServeProcess, downloads: Path,
+        tmp_path: Path) -> None:
+    from selenium.webdriver.common.by import By
+
+    sp = serve_process
+    room = _create_room(driver, sp.base, "cara", "scopone_scientifico",
+                        ["me", "greedy", "person", "random"], target=3)
+    invite = driver.find_element(By.ID, "invite-2").get_attribute("value")
+    _join(driver2, invite, "dan")
+    snap = _wait(driver2, lambda d: (lambda s: s if s["started"] else False)(_snap(d)))
+    assert snap["seat"] == 2 and len(snap["hands"]) == 4
+    _check_seat_page(sp, driver2, room, _token(driver2, room))
+    shot = tmp_path / "room-4.png"
+    _play_to_the_end([driver, driver2],
+                     during=lambda s: shot.exists() or driver.save_screenshot(str(shot)))
+    import json
+    rec = json.loads(_download_record(driver, downloads, room))
+    assert rec["players"] == ["cara", "greedy", "dan", "random"]
+    assert rec["rules"]["name"] == "scopone_scientifico" and rec["rules"]["target_score"] == 3
+    assert {m["seat"] for h in rec["hands"] for m in h["moves"]} == {0, 1, 2, 3}
+    _no_page_errors(driver2)

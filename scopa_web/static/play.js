@@ -364,7 +364,7 @@ function renderRoom(v) {
           encodeURIComponent(code)), "invite-" + s);
     }
   }
-  add("Watch link:", roomLink(""), "watch-link");
+  add("Watch link:", roomLink("&watch=1"), "watch-link");
   const idle = $("idle");
   idle.textContent = "";
   for (const s of v.idle || []) {
@@ -409,7 +409,7 @@ async function drain() {
     if (msg.kind === "move") {
       const ev = msg.event;
       if (ev.n < LOG.length) continue;  // shown already (the page was loaded after it)
-      if (ev.seat !== V.seat) await sleep(DELAY);
+      if (ev.seat !== V.seat && DELAY) await sleep(DELAY);
       if (ev.seat === V.seat) busy = false;
       LAST = ev;
       LOG.push(ev);
@@ -468,10 +468,10 @@ function showForm(id) {
   $(id).classList.remove("hidden");
 }
 
-function enterRoom(id, seat) {
+function enterRoom(id, seat, extra) {
   ROOM = id;
   TOKEN = seat ? seat.token : null;
-  history.replaceState(null, "", "/room?id=" + encodeURIComponent(id) +
+  history.replaceState(null, "", "/room?id=" + encodeURIComponent(id) + (extra || "") +
                        (PARAMS.has("delay") ? "&delay=" + DELAY : ""));
   $("create").classList.add("hidden");
   $("join").classList.add("hidden");
@@ -489,7 +489,7 @@ function option(name, value) {
   } else if (name === "capture_rule" || name === "primiera_table") {
     input = el("select");
     const opts = name === "capture_rule" ? ["any", "fewest"] : CONFIG.primiera_tables;
-    for (const o of opts) input.appendChild(el("option", "", o));
+    for (const o of opts) input.appendChild(choice(o, o));
     input.value = value;
   } else {
     input = el("input");
@@ -501,6 +501,12 @@ function option(name, value) {
   input.id = "opt-" + name;
   label.appendChild(input);
   return label;
+}
+
+function choice(value, text) {
+  const o = el("option", "", text);
+  o.value = value;
+  return o;
 }
 
 let CONFIG = null;
@@ -529,11 +535,9 @@ function fillSeats() {
     const label = el("label", "", "Seat " + s + " (team " + (s % 2) + ") ");
     const sel = el("select");
     sel.id = "seat-" + s + "-choice";
-    sel.appendChild(el("option", "", "me"));
-    sel.appendChild(el("option", "", "a person (send a link)"));
-    for (const a of CONFIG.agents) sel.appendChild(el("option", "", a));
-    sel.options[0].value = "me";
-    sel.options[1].value = "person";
+    sel.appendChild(choice("me", "me"));
+    sel.appendChild(choice("person", "a person (send a link)"));
+    for (const a of CONFIG.agents) sel.appendChild(choice(a, "agent: " + a));
     sel.value = s === 0 ? "me" : (n === 2 ? "person" : CONFIG.agents[0]);
     label.appendChild(sel);
     box.appendChild(el("div")).appendChild(label);
@@ -544,7 +548,7 @@ async function showCreate() {
   showForm("create");
   CONFIG = await api("GET", "/api/config");
   const rules = $("rules");
-  for (const name of Object.keys(CONFIG.rules)) rules.appendChild(el("option", "", name));
+  for (const name of Object.keys(CONFIG.rules)) rules.appendChild(choice(name, name));
   rules.addEventListener("change", fillOptions);
   $("players").addEventListener("change", fillSeats);
   fillOptions();
@@ -603,6 +607,7 @@ function roomStart() {
   ROOM = id;
   const seat = saved(id);
   const invite = PARAMS.get("invite");
+  if (PARAMS.has("watch")) { enterRoom(id, null, "&watch=1"); return; }
   if ((!seat || !seat.token) && invite) { showJoin(invite); return; }
   enterRoom(id, seat && seat.token ? seat : null);
 }
