@@ -1,5 +1,6 @@
 """Lookup tables for the vectorised environment, all derived from the engine's own
-catalogue (``moves.action_id``) and deck (``cards``).
+catalogue (``catalogue.action_id``), deck (``cards``) and capture rules
+(``rules.capture``: its sum patterns and, for every key, its answer ``legal_patterns``).
 
 Legal moves are generated per (game, hand card) row. Everything a played card ``c``
 of rank ``r`` may do is one of a few *patterns*:
@@ -14,22 +15,24 @@ Which patterns apply depends only on how many table cards each rank has (capped 
 the most a partition of ``r`` can use) and whether the table holds rank ``r`` (or,
 for an ace, any other rank). That is a small integer, the card's *key*, read off
 the rank-major table mask (bit ``4 * (rank - 1) + suit``) with three 12-bit and one
-4-bit lookup (``RANK_KEY12``); ``card_lut`` maps each key to its patterns, with
-``capture_rule="fewest"`` and ``ace_takes_all`` applied. A pattern then expands
-into the table's card sets: for each of its ranks (*slots*, at most four), every
-choice of ``m`` of the table's suits of that rank. The catalogue id of such a set
+4-bit lookup (``RANK_KEY12``); ``card_lut`` maps each key to its patterns: the answer
+of ``rules.capture.legal_patterns`` for a table of that key under the rules' options. A
+pattern then expands into the table's card sets: for each of its ranks (*slots*, at
+most four), every choice of ``m`` of the table's suits of that rank. The catalogue id of such a set
 is ``PLACE_ID[c] + GROUP_POS[PAT_GROUP[p] + index]``, where ``index`` is the set's
 mixed-radix position among all suit choices of the pattern (``PAT_RADIX``).
 """
 
 from __future__ import annotations
 
+from functools import cache
 from itertools import combinations, product
 
 import numpy as np
 
 from .cards import N_CARDS, RANK, SUIT
-from .moves import ACE_ALL_BASE, ACTION_CAPTURE, ACTION_CARD, N_ACTIONS, action_id
+from .catalogue import _INDEX, ACE_ALL_BASE, ACTION_CAPTURE, ACTION_CARD, N_ACTIONS, action_id
+from .rules.capture import TAKE_ALL, TAKE_SAME, legal_patterns, rank_partitions
 
 U64 = np.uint64
 CARD_BIT = np.array([1 << c for c in range(N_CARDS)], dtype=U64)
@@ -50,7 +53,9 @@ def to_rank_major(mask: int) -> int:
 
 ACT_CARD = ACTION_CARD.astype(np.int64)
 ACT_CAPTURE = np.array(ACTION_CAPTURE, dtype=U64)
-ACT_CAPTURE_RM = np.array([to_rank_major(m) for m in ACTION_CAPTURE], dtype=np.int64)
+ACT_CAPTURE_RM = np.zeros(N_ACTIONS, np.int64)
+for _c in range(N_CARDS):
+    ACT_CAPTURE_RM |= (ACT_CAPTURE >> U64(_c) & U64(1)).astype(np.int64) * RM_BIT[_c]
 PLACE_ID = np.array([action_id(c, 0) for c in range(N_CARDS)], dtype=np.int64)
 
 POP4 = np.array([bin(x).count("1") for x in range(16)], dtype=np.int64)
@@ -71,47 +76,24 @@ for _m in range(5):
         SUBSET_INDEX[_x] = _j
 
 
-def _partitions(r: int) -> list[tuple[tuple[int, int], ...]]:
-    """Multisets of ranks below ``r`` summing to ``r`` (2+ parts, each rank <= 4 times),
-    as ``((rank, multiplicity), ...)`` with ranks ascending."""
-    out: list[tuple[tuple[int, int], ...]] = []
-
-    def rec(k: int, remaining: int, chosen: tuple[tuple[int, int], ...]) -> None:
-        if remaining == 0:
-            if sum(m for _, m in chosen) >= 2:
-                out.append(chosen)
-            return
-        if k >= r or k > remaining:
-            return
-        for m in range(min(4, remaining // k), -1, -1):
-            rec(k + 1, remaining - m * k, chosen + (((k, m),) if m else ()))
-
-    rec(1, r, ())
-    return out
-
-
 MAX_SLOTS = 4  # a partition of 10 into distinct ranks has at most 4 (1+2+3+4)
-_SUM_PARTS = [(r, p) for r in range(2, 11) for p in _partitions(r)]
+_SUM_PARTS = [(r, p) for r in range(2, 11) for p in rank_partitions(r)]
 N_SUM = len(_SUM_PARTS)
 PLACE_PAT = N_SUM  # pattern ids: sums, place, one single per card, ace takes all per ace
 SINGLE_PAT = N_SUM + 1
 TAKE_ALL_PAT = SINGLE_PAT + N_CARDS
 N_PATS = TAKE_ALL_PAT + N_CARDS
 
+_SUIT_CARDS = [[sum(1 << (s * 10 + k - 1) for s in range(4) if x >> s & 1) for x in range(16)]
+               for k in range(1, 11)]  # rank k + 1, a nibble of suits -> those cards as a mask
 _slots: list[tuple[tuple[int, int], ...]] = []
 _groups: list[list[int]] = []
 for _r, _p in _SUM_PARTS:
     _slots.append(_p)
     _c0 = _r - 1  # sum sets sit at the same offset for every suit of the played card
-    _grp = []
-    for _combo in product(*[[x for x in range(16) if POP4[x] == m] for _, m in _p]):
-        _cap = 0
-        for (_k, _), _sub in zip(_p, _combo, strict=True):
-            for _s in range(4):
-                if _sub >> _s & 1:
-                    _cap |= 1 << (_s * 10 + _k - 1)
-        _grp.append(action_id(_c0, _cap) - PLACE_ID[_c0])
-    _groups.append(_grp)
+    _key0, _place0 = _c0 << N_CARDS, int(PLACE_ID[_c0])
+    _groups.append([_INDEX[_key0 | sum(_combo)] - _place0 for _combo in product(
+        *[[_SUIT_CARDS[k - 1][x] for x in range(16) if POP4[x] == m] for k, m in _p])])
 _slots.append(())
 _groups.append([0])
 for _c in range(N_CARDS):
@@ -148,8 +130,8 @@ CAP_KEY = np.zeros((11, 10, 5), dtype=np.int64)
 """``CAP_KEY[r, k - 1, n]``: rank ``k``'s contribution to the rank-``r`` key with ``n``
 cards of rank ``k`` on the table."""
 N_COMBOS = np.ones(11, dtype=np.int64)
-_COVER: dict[int, tuple[np.ndarray, np.ndarray]] = {}
-"""rank -> (its sum pattern ids, which of them each count combination covers)"""
+_COUNTS: dict[int, list[int]] = {}
+"""rank -> the packed table counts (``rank_counts``) of each of its rank-level keys"""
 for _r in range(2, 11):
     _ranks = [k for k in range(1, _r) if CAP[_r, k] > 0]
     _radix = 1
@@ -157,14 +139,9 @@ for _r in range(2, 11):
         CAP_KEY[_r, _k - 1] = np.minimum(np.arange(5), CAP[_r, _k]) * _radix
         _radix *= int(CAP[_r, _k]) + 1
     N_COMBOS[_r] = _radix
-    _counts = np.array(list(product(*[range(int(CAP[_r, k]) + 1) for k in _ranks])),
-                       dtype=np.int64).reshape(_radix, len(_ranks))
-    _mine = np.array([i for i, (rr, _) in enumerate(_SUM_PARTS) if rr == _r], dtype=np.int64)
-    _need = np.zeros((len(_mine), len(_ranks)), dtype=np.int64)
-    for _j, _i in enumerate(_mine):
-        for _k, _m in _SUM_PARTS[_i][1]:
-            _need[_j, _ranks.index(_k)] = _m
-    _COVER[_r] = (_mine, (_counts[:, None, :] >= _need[None, :, :]).all(-1))
+    _COUNTS[_r] = (np.array(list(product(*[range(int(CAP[_r, k]) + 1) for k in _ranks])),
+                            np.int64).reshape(_radix, len(_ranks))
+                   @ np.array([1 << (4 * k - 4) for k in _ranks], np.int64)).tolist()
 
 # card-level keys: rank-level key + (table holds rank r) * N_COMBOS[r]; for an ace,
 # 10 * (table holds an ace) + number of other ranks on the table
@@ -216,40 +193,55 @@ def entry_count(entry: np.ndarray) -> np.ndarray:
     return entry & ((1 << ENTRY_COUNT_BITS) - 1)
 
 
+def _key_counts(r: int) -> list[int]:
+    """The packed table counts (``rank_counts``) a card of rank ``r`` stands for at each
+    of its card-level keys: a table with that many cards of each rank."""
+    if r == 1:  # 10 * (an ace on the table) + how many other ranks are
+        return [10 * a + sum(1 << 4 * k for k in range(1, 1 + n))  # ranks 2 .. n + 1
+                for a in (0, 1) for n in range(10)]
+    return _COUNTS[r] + [c | 1 << (4 * r - 4) for c in _COUNTS[r]]
+
+
+SUM_PAT_BASE = [0] * 11
+"""Rank -> the pattern id of its first sum pattern (``rank_partitions`` order)."""
+for _i, (_r, _) in reversed(list(enumerate(_SUM_PARTS))):
+    SUM_PAT_BASE[_r] = _i
+
+
+@cache
 def card_lut(capture_rule: str, ace_takes_all: bool) -> tuple[np.ndarray, np.ndarray]:
     """``(entry, patterns)``: for every card-level key, ``entry`` (``pack_entry``) says
-    where its patterns are in ``patterns``."""
-    flat: list[np.ndarray] = [np.array([PLACE_PAT]), SINGLE_PAT + np.arange(N_CARDS),
-                              TAKE_ALL_PAT + np.arange(N_CARDS)]
-    place_at, single_at, take_all_at = 0, 1, 1 + N_CARDS
-    size = 1 + 2 * N_CARDS
-    rank_entry: dict[int, np.ndarray] = {}
-    for r in range(2, 11):
-        mine, cover = _COVER[r]
-        if capture_rule == "fewest":
-            few = np.where(cover, PAT_SIZE[mine][None, :], 99)
-            cover = cover & (few == few.min(1, keepdims=True))
-        rows, cols = np.nonzero(cover)
-        count = np.bincount(rows, minlength=len(cover))
-        start = size + np.concatenate([[0], np.cumsum(count)[:-1]])
-        rank_entry[r] = np.where(count > 0, pack_entry(start, count), pack_entry(place_at, 1))
-        flat.append(mine[cols])
+    where its patterns are in ``patterns``: the rules' own answer
+    (``scopa_env.rules.capture.legal_patterns``) for a table of that key, asked once
+    per key and kept (read-only) for the process."""
+    flat = [np.array([PLACE_PAT]), SINGLE_PAT + np.arange(N_CARDS),
+            TAKE_ALL_PAT + np.arange(N_CARDS)]
+    single_at, take_all_at, size = 1, 1 + N_CARDS, 1 + 2 * N_CARDS
+    per_card: list[np.ndarray] = []
+    for r in range(1, 11):
+        got = np.array([legal_patterns(r, c, capture_rule, ace_takes_all)
+                        for c in _key_counts(r)], np.int64)
+        answers, of_key = np.unique(got, return_inverse=True)
+        # each answer's entry: the place, its sum patterns, or TAKE_SAME / TAKE_ALL (the
+        # card's own pattern, filled in below); keys with the same answer share it
+        entry = np.where(answers == 0, pack_entry(0, 1), answers)
+        sums = np.flatnonzero(answers > 0)
+        rows, cols = np.nonzero(answers[sums, None] >> np.arange(len(rank_partitions(r))) & 1)
+        count = np.bincount(rows, minlength=len(sums))
+        entry[sums] = pack_entry(size + np.cumsum(count) - count, count)
+        flat.append(SUM_PAT_BASE[r] + cols)
         size += len(cols)
-    entries: list[np.ndarray] = []
+        per_card.append(entry[of_key.reshape(-1)])
+    entries = []
     for c in range(N_CARDS):
-        r = RANK[c]
-        single = np.int64(pack_entry(single_at + c, 1))
-        if r == 1:
-            others = np.arange(10) > 0
-            entries.append(np.where(others & ace_takes_all, pack_entry(take_all_at + c, 1),
-                                    pack_entry(place_at, 1)))
-            entries.append(np.full(10, single))
-        else:
-            entries.append(rank_entry[r])
-            entries.append(np.full(int(N_COMBOS[r]), single))
-    return (np.concatenate(entries).astype(np.int32),
-            np.concatenate(flat).astype(np.int64))
-
+        e = per_card[RANK[c] - 1]
+        entries.append(np.select([e == TAKE_SAME, e == TAKE_ALL],
+                                 [pack_entry(single_at + c, 1), pack_entry(take_all_at + c, 1)],
+                                 e))
+    out = np.concatenate(entries).astype(np.int32), np.concatenate(flat).astype(np.int64)
+    for a in out:
+        a.setflags(write=False)
+    return out
 
 
 assert N_ACTIONS == ACE_ALL_BASE + 4

@@ -43,6 +43,20 @@ def test_no_import_cycle(package: str) -> None:
     assert not cycles, "import cycles: " + "; ".join(" <-> ".join(c) for c in cycles)
 
 
+def test_the_rules_are_the_bottom_of_the_engine() -> None:
+    """``scopa_env.rules`` imports only itself and the engine's leaves (modules that
+    import nothing of the kit: the deck, bit counts), so every other engine module may
+    build on it and none sits below it."""
+    rules = {m for m in GRAPH.files if m == "scopa_env.rules" or m.startswith("scopa_env.rules.")}
+    leaves = {m for m in GRAPH.files if m.startswith("scopa_env.") and not GRAPH.imports[m]}
+    assert {"scopa_env.rules.capture", "scopa_env.rules.deal"} <= rules
+    assert {"scopa_env.cards", "scopa_env.bitsets"} <= leaves
+    above = [f"{m} -> {t}" for m in sorted(rules)
+             for t in sorted(GRAPH.imports[m] - rules - leaves)]
+    assert not above, "scopa_env.rules imports engine modules above it: " + "; ".join(above)
+    assert "scopa_env.rules.capture" in GRAPH.imports["scopa_env.catalogue"]
+
+
 def test_no_module_name_in_two_layers() -> None:
     clashes = _name_clashes()
     assert not clashes, f"module names in two layers: {clashes}"

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from scopa_env import catalogue
 from scopa_env.cards import COINS_MASK, N_CARDS, cards_of
 from scopa_env.moves import ACE_ALL_BASE, action_move, legal_actions
 from scopa_env.observation import encode
@@ -79,8 +80,8 @@ def test_capture_forms_agree(rules: Rules) -> None:
     tables = np.array([t for t, _, _ in moves], np.int64)
     ids = np.array([a for _, a, _ in moves], np.int64)
     last = np.array([x for _, _, x in moves])
-    caps = capture.captured_np(ids, tables)
-    assert caps.tolist() == [capture.captured(a, t) for t, a, _ in moves]
+    caps = catalogue.captured_np(ids, tables)
+    assert caps.tolist() == [catalogue.captured(a, t) for t, a, _ in moves]
     assert caps.tolist() == [action_move(a, t).capture for t, a, _ in moves]
     takes_all = ids >= ACE_ALL_BASE
     after = tables & ~caps

@@ -31,10 +31,11 @@ import numpy as np
 
 from scopa_env.bitsets import popcount
 from scopa_env.cards import FULL_DECK, N_CARDS, RANK
+from scopa_env.catalogue import captured_np
 from scopa_env.moves import ACE_ALL_BASE
 from scopa_env.observation import InfoSet
 from scopa_env.rules import Rules
-from scopa_env.rules.capture import captured_np, is_scopa_np
+from scopa_env.rules.capture import is_scopa_np
 from scopa_env.rules.scoring import carte_open_np, denari_open_np
 from scopa_env.vector import VectorScopaEnv
 from scopa_env.vector_tables import ACT_CARD, ACT_TOGGLE, ACT_TOGGLE_RM, CARD_BIT

@@ -27,6 +27,7 @@ from functools import lru_cache
 
 import numpy as np
 
+from scopa_env.catalogue import captured
 from scopa_env.moves import ACE_ALL_BASE, ACTION_CARD_LIST, legal_actions
 from scopa_env.observation import (
     DECK_COUNT,
@@ -42,7 +43,7 @@ from scopa_env.observation import (
     card_mask,
 )
 from scopa_env.rules import Rules
-from scopa_env.rules.capture import captured, give_leftover, is_scopa
+from scopa_env.rules.capture import give_leftover, is_scopa
 from scopa_env.rules.scoring import score_hand
 
 # a position: (mover's hand, other hand, table, mover's pile, other pile,

@@ -34,9 +34,10 @@ import numpy as np
 
 from scopa_env.bitsets import popcount
 from scopa_env.cards import N_CARDS, RANK, SETTEBELLO, cards_of
+from scopa_env.catalogue import captured
 from scopa_env.moves import ACE_ALL_BASE, card_moves
 from scopa_env.observation import InfoSet
-from scopa_env.rules.capture import captured, is_scopa_np
+from scopa_env.rules.capture import is_scopa_np
 
 from ..base import BaseAgent
 from .values import PointModel, is_last_play, played_card, rank_counts, table_after

@@ -25,10 +25,11 @@ import numpy as np
 
 from scopa_env.bitsets import popcount
 from scopa_env.cards import COINS_MASK, N_CARDS, RANK, SETTEBELLO, cards_of
+from scopa_env.catalogue import captured
 from scopa_env.moves import ACE_ALL_BASE, ACTION_CARD_LIST, card_moves
 from scopa_env.observation import InfoSet
 from scopa_env.rules import Rules
-from scopa_env.rules.capture import captured, is_scopa_np
+from scopa_env.rules.capture import is_scopa_np
 
 from ..base import BaseAgent
 from .values import is_last_play, played_card, sweeps, table_after

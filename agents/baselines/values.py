@@ -9,10 +9,11 @@ the scopa predicate (``scopa_env.rules.capture``), the majorities
 from __future__ import annotations
 
 from scopa_env.cards import N_CARDS, RANK, RE_BELLO, SETTEBELLO, cards_of
+from scopa_env.catalogue import captured
 from scopa_env.moves import ACE_ALL_BASE, ACTION_CARD_LIST
 from scopa_env.observation import InfoSet
 from scopa_env.rules import Rules
-from scopa_env.rules.capture import captured, is_scopa
+from scopa_env.rules.capture import is_scopa
 from scopa_env.rules.scoring import carte_open, denari_open
 
 SEVENS = sum(1 << (s * 10 + 6) for s in range(4))

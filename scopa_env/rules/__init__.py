@@ -5,7 +5,9 @@ agents) side by side, with the rule's named constants.
 
 - ``options``: ``Rules``, the named rule sets, options and their validation;
 - ``deal``: deal order, opening table, the three-kings redeal (``REDEAL_KINGS``);
-- ``capture``: what a move takes, the scopa predicate (legal moves: ``scopa_env.moves``);
+- ``capture``: which captures are legal (``legal_patterns`` / ``legal_captures``: the
+  per-game move generator ``scopa_env.moves`` and the vector engine's tables ask it), the
+  scopa predicate, the leftover table;
 - ``scoring``: a hand's points (``CARTE_MAJORITY``, ``DENARI_MAJORITY``, primiera,
   napola);
 - ``outcome``: match end and the rewards at a hand's end.
