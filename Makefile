@@ -30,7 +30,7 @@ $(VENV)/.installed-test: $(VENV)/.installed
 
 install: $(VENV)/.installed
 
-# the shipped 2-player recipe (configs/recipe.yaml: five stages, one run folder). Run
+# the shipped 2-player recipe (configs/recipe.yaml: six stages, one run folder). Run
 # again after a stop, it goes on where it stopped; CONFIG=FILE trains another config.
 CONFIG ?= configs/recipe.yaml
 train: install
