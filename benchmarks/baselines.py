@@ -50,6 +50,7 @@ sys.path.insert(0, str(SCRIPTS))
 from protocol import MISSING, RESULT, TOO_SMALL  # noqa: E402
 
 OPPONENTS = ("random", "greedy", "expert", "pimc")
+FULL_MINUTES, FULL_SEEDS = 20, 3  # the protocol's table (docs/baselines/README.md)
 CURVE_OPPONENT = "greedy"
 EVALS = "evaluations.json"
 MARK_START, MARK_END = "<!-- table -->", "<!-- /table -->"
@@ -187,7 +188,13 @@ def _m(m: dict[str, Any]) -> str:
 def table(doc: dict[str, Any]) -> str:
     """The Markdown of the table (one row per algorithm; each seed below it)."""
     runs = doc["runs"]
+    full = doc["minutes"] >= FULL_MINUTES and doc.get("seeds", 0) >= FULL_SEEDS
     lines = [
+        *([] if full or doc["smoke"] else [
+            f"**A preview, not the table the protocol asks for** ({FULL_MINUTES} minutes a "
+            f"run, {FULL_SEEDS} seeds of the kit's stages): {doc['minutes']:g} minutes a "
+            f"run, {doc.get('seeds')} seed(s) of the kit's stages, "
+            f"{doc.get('other_seeds')} of the others'.", ""]),
         f"Budget: **{doc['minutes']:g} minutes** of training per run"
         + (" (smoke mode: tiny models, not a result)" if doc["smoke"] else "")
         + f"; measured {doc['date']} on {doc['machine']['cores']} cores "
@@ -377,6 +384,7 @@ def main(argv: list[str] | None = None) -> int:
                "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
                "machine": info, "command": command.strip(), "hands": args.hands,
                "curve_hands": args.curve_hands, "eval_seed": args.eval_seed,
+               "seeds": args.seeds, "other_seeds": args.other_seeds,
                "opponents": list(OPPONENTS), "runs": runs}, args.out, log)
     return 2 if failed else 0
 

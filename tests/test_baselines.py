@@ -71,6 +71,7 @@ def test_the_table_goes_between_the_marks_of_an_existing_readme(tmp_path: Path) 
                        "load_average_at_start": [1.0, 1.0, 1.0]},
            "command": "python benchmarks/baselines.py --minutes 3", "hands": 1000,
            "curve_hands": 200, "eval_seed": 2026, "opponents": list(baselines.OPPONENTS),
+           "seeds": 2, "other_seeds": 1,
            "runs": [{"algorithm": "dmc", "seed": s, "env_steps": 1000 * s,
                      "train_seconds": 180.0, "updates": 10,
                      "margins": {o: {"margin": 0.1 * s, "ci95": [0.0, 0.2 * s]}
@@ -82,6 +83,7 @@ def test_the_table_goes_between_the_marks_of_an_existing_readme(tmp_path: Path) 
     text = readme.read_text()
     assert text.startswith("# Guide\n\nbefore\n") and text.endswith("\n\nafter\n")
     assert "old" not in text and "+0.150 (seeds +0.100 .. +0.200)" in text
+    assert "**A preview, not the table the protocol asks for** (20 minutes" in text
     assert "| dmc | 2 | 2,000 | 10 |" in text  # each seed's row
 
 
