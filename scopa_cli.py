@@ -166,6 +166,47 @@ def _replay_html(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_review(args: argparse.Namespace) -> int:
+    """Review recorded matches: every decision valued by a reviewing agent
+    (``agents.evaluation.review``); a table here, JSON lines or a web page in ``--out``."""
+    from agents.evaluation.review import Reviewer, review_match, write_lines
+
+    page = args.out is not None and args.out.lower().endswith((".html", ".htm"))
+    if args.out is not None and not page and not args.out.lower().endswith(".jsonl"):
+        raise ValueError(f"--out {args.out}: write the review as FILE.jsonl (JSON lines) or "
+                         f"FILE.html (a web page)")
+    if args.out is not None:
+        writable_file(args.out, "--out file")
+    reviewer = Reviewer(args.agent, seed=args.seed)
+    if args.match is not None or page:
+        k = 1 if args.match is None else args.match
+        chosen = [(k, _nth_record(args.file, k)[1])]
+    else:
+        chosen = [(k, _verified(args.file, line, rec))
+                  for k, (line, rec) in enumerate(iter_records(args.file), 1)]
+    reviews = []
+    for k, rec in chosen:
+        progress = _progress(sum(len(h["moves"]) for h in rec["hands"]), "moves")
+        try:
+            review = review_match(rec, reviewer, match=k, source=args.file,
+                                  progress=progress.update)
+        finally:
+            progress.close()
+        print(review.table(), flush=True)
+        reviews.append(review)
+    if page:
+        from scopa_web.html import write_replay_page
+
+        size = write_replay_page(args.out, reviews[0].record, match=reviews[0].match,
+                                 source=args.file, review=reviews[0].page_data())
+        print(f"wrote {args.out} ({size // 1024} KiB): the review of match "
+              f"{reviews[0].match} of {args.file}")
+    elif args.out is not None:
+        n = write_lines(args.out, reviews)
+        print(f"wrote {args.out}: {n} JSON lines, the review of {len(reviews)} match(es)")
+    return 0
+
+
 def cmd_serve(args: argparse.Namespace) -> int:
     """Play matches against an agent in the browser (a local web server)."""
     from scopa_web.server import serve
@@ -283,6 +324,21 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--seat", type=non_negative_int, default=None,
                     help="with --html: open the page in this seat's view (default: all hands)")
     rp.set_defaults(func=cmd_replay)
+    rv = sub.add_parser("review", help="value every decision of recorded matches with a "
+                                       "reviewing agent: what each move cost")
+    rv.add_argument("file", metavar="RECORD")
+    rv.add_argument("--match", type=int, default=None,
+                    help="1-based match number (default: every match; the page: match 1)")
+    rv.add_argument("--agent", default="pretrained:search=on", metavar="SPEC",
+                    help="the reviewer: an agent that values moves in points (default: "
+                         "pretrained:search=on; also pimc, ckpt:PATH,search=on)")
+    rv.add_argument("--seed", type=seed_arg, default=0,
+                    help="the reviewer's seed (default 0): each decision's review is a "
+                         "function of it and the seat's information set")
+    rv.add_argument("--out", default=None, metavar="FILE.jsonl|FILE.html",
+                    help="also write the review: JSON lines (docs/review.md) or a "
+                         "self-contained web page of the match")
+    rv.set_defaults(func=cmd_review)
     v = sub.add_parser("verify", help="replay every record and check every field")
     v.add_argument("file")
     v.set_defaults(func=cmd_verify)
@@ -335,8 +391,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         finally:
             if top_level:
                 ignore_interrupts()
-    known = argv[0] if argv and argv[0] in ("record", "replay", "verify", "play", "serve") \
-        else None
+    known = argv[0] if argv and argv[0] in ("record", "replay", "review", "verify", "play",
+                                            "serve") else None
 
     def command() -> int:
         args = build_parser().parse_args(argv)

@@ -45,6 +45,7 @@ built-in ones also ``act_batch(infos)``. ``agents.baselines.batched.batched_acti
 from __future__ import annotations
 
 import importlib.util
+from collections.abc import Callable
 from typing import Any
 
 from scopa_env import GYM_ENV_ID
@@ -146,21 +147,29 @@ def check_spec(spec: str) -> str:
 
 def make_agent(spec: str, seed: int | None = None) -> Agent:
     """An agent from its spec string (``"random"``, ``"pimc:worlds=12,depth=5"``, ...)."""
+    return agent_factory(spec)(seed)
+
+
+def agent_factory(spec: str) -> Callable[[int | None], Agent]:
+    """``seed -> make_agent(spec, seed)`` with the spec read once (a spec family found
+    among the entry points once), for making many agents of one spec."""
     name, params = parse_spec(spec)
     if name == "sb3":  # sb3-contrib is imported only here
         from .bridges.sb3_agent import SB3Agent
-        return SB3Agent(params["path"], seed=seed)
+        return lambda seed: SB3Agent(params["path"], seed=seed)
     if name == "rllib":  # RLlib is imported only here
         from .bridges.rllib_agent import RLlibAgent
-        return RLlibAgent(params["path"], seed=seed)
+        return lambda seed: RLlibAgent(params["path"], seed=seed)
     if name == "openspiel":
         from .bridges.openspiel_search import OpenSpielSearchAgent
-        return OpenSpielSearchAgent(seed=seed, **params)
+        return lambda seed: OpenSpielSearchAgent(seed=seed, **params)
     if name not in AGENTS:  # py: or entry point (ckpt: and pretrained: scopa_policy's)
         obj, params = plugins.resolve(spec, BUILTIN)  # type: ignore[misc]
-        return plugins.build(spec, obj, params, seed)
-    return AGENTS[name](seed=seed, **params)
+        return lambda seed: plugins.build(spec, obj, params, seed)
+    cls = AGENTS[name]
+    return lambda seed: cls(seed=seed, **params)
 
 
 __all__ = ["GYM_ENV_ID", "Agent", "BaseAgent", "RandomAgent", "GreedyAgent", "ExpertAgent",
-           "PIMCAgent", "make_agent", "parse_spec", "check_spec", "known_specs", "AGENTS"]
+           "PIMCAgent", "agent_factory", "make_agent", "parse_spec", "check_spec", "known_specs",
+           "AGENTS"]

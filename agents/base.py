@@ -18,6 +18,8 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from scopa_env.observation import InfoSet
 
+from .analysis import MoveAnalysis, first_best, forced
+
 
 @runtime_checkable
 class Agent(Protocol):
@@ -34,11 +36,14 @@ class BaseAgent:
     and ``act`` for agents that score moves: a lone legal move is played at once,
     otherwise the first legal move with the highest ``scores(info)``.
 
-    ``PARAMS`` maps each spec parameter to ``(type, default, help)``."""
+    ``PARAMS`` maps each spec parameter to ``(type, default, help)``; ``values_in_points``:
+    whether ``scores`` are in points (hand points of the seat's team minus the other's),
+    which makes the agent a reviewer (``analyse``, ``agents.evaluation.review``)."""
 
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
     PARAMS: ClassVar[dict[str, tuple[type, Any, str]]] = {}
+    values_in_points: ClassVar[bool] = False
 
     def __init__(self, seed: int | None = None, **params: Any):
         self.params = {k: params.get(k, d) for k, (_, d, _) in self.PARAMS.items()}
@@ -65,12 +70,24 @@ class BaseAgent:
         legal = info.legal_actions
         if len(legal) == 1:
             return legal[0]
-        scores = self.scores(info)
-        return legal[scores.index(max(scores))]
+        return legal[first_best(self.scores(info))]
 
     def scores(self, info: InfoSet) -> list[float]:
         """The value of every legal move (in ``info.legal_actions`` order)."""
         raise NotImplementedError(f"{type(self).__name__} defines neither act nor scores")
+
+    def analyse(self, info: InfoSet, played: int | None = None) -> MoveAnalysis:
+        """The decision as ``act`` sees it (``agents.analysis``): every legal move's
+        ``scores`` and the first best, the move ``act`` plays (``played`` changes nothing:
+        every move is scored). Only for agents that choose by ``scores``."""
+        if type(self).act is not BaseAgent.act:
+            raise NotImplementedError(f"agent {self.name!r} does not choose its moves by "
+                                      f"scoring them")
+        legal = info.legal_actions
+        if len(legal) == 1:
+            return forced(legal)
+        values = tuple(float(v) for v in self.scores(info))
+        return MoveAnalysis(tuple(legal), first_best(values), self.name, values=values)
 
     def act_batch(self, infos: list[InfoSet]) -> list[int]:
         """One id per information set (in order)."""

@@ -36,6 +36,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from agents.analysis import MoveAnalysis, forced
 from agents.baselines.endgame import EndgameSolver, position_from_obs
 from scopa_env.observation import InfoSet, encode_info
 from scopa_env.rules import Rules
@@ -50,7 +51,7 @@ from .checkpoint import (
 from .last_deal_net import LastDealNet
 from .modes import DEFAULT_SUITS, SearchParams, check_modes
 from .network import PolicyNet
-from .search import SearchAgent
+from .search import SearchAgent, value_scale
 from .symmetry import CloseCalls, SuitAveraged
 
 PRETRAINED_DIR = Path(__file__).resolve().parent / "pretrained"
@@ -121,16 +122,29 @@ class PolicyAgent:
         self.endgame = endgame
         self._solvers: dict[Rules, EndgameSolver] = {}
 
-    def _exact(self, info: InfoSet, obs: np.ndarray, logits: np.ndarray) -> np.ndarray:
-        """``logits`` with every move of less than the best exact value ruled out, for
-        a 2-player last-deal decision under ``endgame="exact"`` (else unchanged);
-        ``obs`` is ``encode_info(info)``."""
+    values_in_points = False  # its scores are logits; the exact values of a last deal aside
+
+    def _exact_values(self, info: InfoSet, obs: np.ndarray) -> np.ndarray | None:
+        """The exact values (final hand margins for the mover) of the legal moves of a
+        2-player last-deal decision under ``endgame="exact"``, else None; ``obs`` is
+        ``encode_info(info)``."""
         if self.endgame != "exact" or info.players != 2 or info.deck_count:
-            return logits
+            return None
         solver = self._solvers.get(info.rules)
         if solver is None:
             solver = self._solvers[info.rules] = EndgameSolver(info.rules)
-        values = np.asarray(solver.move_values(position_from_obs(obs), info.legal_actions))
+        return np.asarray(solver.move_values(position_from_obs(obs), info.legal_actions),
+                          np.float64)
+
+    def _exact(self, info: InfoSet, obs: np.ndarray, logits: np.ndarray,
+               values: np.ndarray | None = None) -> np.ndarray:
+        """``logits`` with every move of less than the best exact value ruled out, for
+        a 2-player last-deal decision under ``endgame="exact"`` (else unchanged);
+        ``values``: the exact values when already computed (``_exact_values``)."""
+        if values is None:
+            values = self._exact_values(info, obs)
+        if values is None:
+            return logits
         return np.where(values == values.max(), logits, -np.inf)
 
     def _logits(self, infos: list[InfoSet], obs: np.ndarray, ids: np.ndarray,
@@ -153,10 +167,15 @@ class PolicyAgent:
         return out
 
     def _pick(self, legal: tuple[int, ...], logits: np.ndarray) -> int:
+        return int(legal[self._pick_index(logits)])
+
+    def _pick_index(self, logits: np.ndarray) -> int:
+        """The place of the move played: the best logit, or drawn from the softmax
+        (``sample``)."""
         if not self.sample:
-            return int(legal[int(np.argmax(logits))])
+            return int(np.argmax(logits))
         p = np.exp(logits.astype(np.float64) - logits.max())  # exp(-inf) = 0
-        return int(legal[int(self.rng.choice(len(legal), p=p / p.sum()))])
+        return int(self.rng.choice(len(logits), p=p / p.sum()))
 
     def logits(self, info: InfoSet) -> np.ndarray:
         """The scores of ``info.legal_actions`` (in order) that this agent picks its move
@@ -203,6 +222,27 @@ class PolicyAgent:
             out[k] = self._pick(info.legal_actions, self._exact(info, obs[j], logits[a:a + n]))
             a += n
         return out
+
+    def analyse(self, info: InfoSet, played: int | None = None) -> MoveAnalysis:
+        """The decision as ``act`` makes it (``agents.analysis``): the move it plays, the
+        network's probability of every move (the softmax of ``logits``) and its value of
+        the position in points; in a 2-player last deal under ``endgame="exact"`` the
+        moves' exact values (``how="exact"``). ``played`` changes nothing: the network
+        values no move in points."""
+        legal = info.legal_actions
+        if not legal:
+            raise ValueError(f"seat {info.seat} has no legal move to choose from")
+        if len(legal) == 1:
+            return forced(legal)
+        obs = encode_info(info)
+        logits = self._legal_logits(info, obs)
+        exact = self._exact_values(info, obs)
+        pick = self._pick_index(self._exact(info, obs, logits, exact))
+        z = np.exp(logits - logits.max())
+        return MoveAnalysis(tuple(legal), pick, "network" if exact is None else "exact",
+                            values=None if exact is None else tuple(exact.tolist()),
+                            probs=tuple((z / z.sum()).tolist()),
+                            value=self.value(info) / value_scale(self.meta))
 
     def fingerprint(self, rules: Rules | None = None) -> str:
         """A digest of the weights (and the endgame and suits modes): a ladder replays a
@@ -363,8 +403,14 @@ class PretrainedAgent:
             h.update(path.read_bytes())
         return h.hexdigest()[:16]
 
+    values_in_points = False  # as PolicyAgent
+
     def act(self, info: InfoSet) -> int:
         return self.policy(info.rules).act(info)
+
+    def analyse(self, info: InfoSet, played: int | None = None) -> MoveAnalysis:
+        """``PolicyAgent.analyse`` of the weights that play ``info.rules``."""
+        return self.policy(info.rules).analyse(info, played)
 
     def act_batch(self, infos: list[InfoSet]) -> list[int]:
         """``act`` for each information set, each rule set's decisions in one batch."""

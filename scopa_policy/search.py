@@ -38,6 +38,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from agents.analysis import MoveAnalysis, forced
 from agents.baselines.pimc import LeafModel, sample_worlds
 from scopa_env.game import GameState, apply
 from scopa_env.observation import InfoSet, encode, encode_info, info_set
@@ -59,6 +60,8 @@ class RootPolicy(Protocol):
     def act(self, info: InfoSet) -> int: ...
 
     def logits(self, info: InfoSet) -> np.ndarray: ...
+
+    def analyse(self, info: InfoSet, played: int | None = None) -> MoveAnalysis: ...
 
 
 class RolloutPolicy:
@@ -301,6 +304,8 @@ class SearchAgent:
     ``fingerprint(rules)``: its weights' digest (``PolicyAgent.fingerprint``), for
     ``fingerprint``; ``precision``: the rollouts' float type."""
 
+    values_in_points = True  # scores: mean rolled-out hand margins (+ prior x log-probability)
+
     def __init__(self, policy_for: Callable[[Rules], RootPolicy], params: SearchParams,
                  seed: int | None = None, spec: str = "search",
                  precision: type = np.float32,
@@ -368,6 +373,38 @@ class SearchAgent:
         """What the agent chooses by, for every legal move (``scores_batch``)."""
         return self.scores_batch([info])[0]
 
+    def analyse(self, info: InfoSet, played: int | None = None) -> MoveAnalysis:
+        """The decision as ``act`` makes it (``agents.analysis``), with the network's
+        probabilities and value (``PolicyAgent.analyse``): a searched decision's ``scores``
+        (``how="search"``) and the move of the best; where the agent leaves the call to
+        the network (its sure calls, a 2-player last deal) the network's analysis (the
+        exact values of the last deal under ``endgame="exact"``). ``played``: a legal id
+        other than the agent's choice is valued too: it is rolled out with the searched
+        moves (the same worlds), and a decision the network would call is searched
+        (``deep``), so the search says what the move costs."""
+        legal = info.legal_actions
+        if not legal:
+            raise ValueError(f"seat {info.seat} has no legal move to choose from")
+        policy = self.policy_for(info.rules)
+        if len(legal) == 1:
+            return forced(legal)
+        net = policy.analyse(info)
+        want = None if played is None else legal.index(played)
+        searched = self._searches(info)
+        if not searched and (net.values is not None or want is None or want == net.pick):
+            return net
+        extra = [] if want is None else [want]
+        logits, score = self._scores(info.rules, [info], [extra], force=not searched)[0]
+        if score is None:  # a sure call of the network
+            if want is None or want == net.pick:
+                return net
+            logits, score = self._scores(info.rules, [info], [extra], force=True)[0]
+            searched = False
+        assert score is not None
+        return MoveAnalysis(tuple(legal), self._choose(logits, score), "search",
+                            values=tuple(score.tolist()), probs=net.probs, value=net.value,
+                            deep=not searched)
+
     def scores_batch(self, infos: list[InfoSet]) -> list[np.ndarray]:
         """For each decision, what the agent maximizes over its legal moves, in points:
         the moves' mean rolled-out margins plus ``prior`` x the network's log-probability;
@@ -383,17 +420,20 @@ class SearchAgent:
                     out[k] = score
         return out
 
-    def _roll(self, policy: RootPolicy, infos: list[InfoSet], all_logits: list[np.ndarray]
-              ) -> tuple[list[_Plan], np.ndarray]:
-        """Roll out ``infos`` (the network's ``all_logits`` of each) in sampled worlds."""
+    def _roll(self, policy: RootPolicy, infos: list[InfoSet], all_logits: list[np.ndarray],
+              extra: list[list[int]] | None = None) -> tuple[list[_Plan], np.ndarray]:
+        """Roll out ``infos`` (the network's ``all_logits`` of each) in sampled worlds;
+        ``extra``: for each, places of moves rolled out beside the network's ``top``."""
         p = self.params
         plans: list[_Plan] = []
         roots: list[GameState] = []
         moves: list[list[int]] = []
         teams: list[int] = []
-        for info, logits in zip(infos, all_logits, strict=True):
+        for j, (info, logits) in enumerate(zip(infos, all_logits, strict=True)):
             order = np.argsort(-logits, kind="stable")
             keep = sorted(order[:p.top].tolist()) if p.top else list(range(len(logits)))
+            if extra is not None and extra[j]:
+                keep = sorted(set(keep) | set(extra[j]))
             worlds = sample_worlds(info, p.worlds, self.rng)
             plans.append(_Plan(info, logits, keep, [w for _, w in worlds],
                                sum(map(len, moves))))
@@ -416,19 +456,21 @@ class SearchAgent:
         out[plan.moves] = w @ m / w.sum()
         return out
 
-    def _scores(self, rules: Rules, infos: list[InfoSet]
-                ) -> list[tuple[np.ndarray, np.ndarray | None]]:
+    def _scores(self, rules: Rules, infos: list[InfoSet], extra: list[list[int]] | None = None,
+                force: bool = False) -> list[tuple[np.ndarray, np.ndarray | None]]:
         """(the network's logits, the score of each move: ``scores_batch``) of each
         decision; the score None where the network is sure (best two logits ``gap`` or
-        more apart)."""
+        more apart) unless ``force``. ``extra``: moves rolled out beside the ``top``
+        (``_roll``)."""
         policy = self.policy_for(rules)
         p = self.params
         logits = [np.asarray(policy.logits(info), np.float64) for info in infos]
-        todo = [j for j, z in enumerate(logits) if np.ptp(np.sort(z)[-2:]) < p.gap]
+        todo = [j for j, z in enumerate(logits) if force or np.ptp(np.sort(z)[-2:]) < p.gap]
         out: list[tuple[np.ndarray, np.ndarray | None]] = [(z, None) for z in logits]
         if todo:
             plans, margins = self._roll(policy, [infos[j] for j in todo],
-                                        [logits[j] for j in todo])
+                                        [logits[j] for j in todo],
+                                        None if extra is None else [extra[j] for j in todo])
             self.searched += len(plans)
             for j, plan in zip(todo, plans, strict=True):
                 out[j] = (logits[j], self._means(plan, margins) + p.prior * log_probs(logits[j]))
@@ -437,15 +479,18 @@ class SearchAgent:
     def _search(self, rules: Rules, infos: list[InfoSet]) -> list[int]:
         """The move of the best score of each decision (ties: the network's choice); the
         network's best move where it is sure."""
-        picks = []
-        for info, (logits, score) in zip(infos, self._scores(rules, infos), strict=True):
-            pick = int(np.argmax(logits))
-            if score is not None:
-                score = np.where(np.isnan(score), -np.inf, score)
-                best = np.flatnonzero(score == score.max())
-                pick = int(best[int(np.argmax(logits[best]))])
-            picks.append(int(info.legal_actions[pick]))
-        return picks
+        return [int(info.legal_actions[self._choose(logits, score)])
+                for info, (logits, score) in zip(infos, self._scores(rules, infos), strict=True)]
+
+    @staticmethod
+    def _choose(logits: np.ndarray, score: np.ndarray | None) -> int:
+        """The place of the move of the best score (ties: the network's choice); the
+        network's best move without scores."""
+        if score is None:
+            return int(np.argmax(logits))
+        score = np.where(np.isnan(score), -np.inf, score)
+        best = np.flatnonzero(score == score.max())
+        return int(best[int(np.argmax(logits[best]))])
 
     def fingerprint(self, rules: Rules | None = None) -> str:
         """A digest of the search settings and the network agent's fingerprint."""

@@ -93,28 +93,36 @@ def _script_json(data: Any) -> str:
 
 
 def replay_page(rec: dict[str, Any], *, match: int = 1, source: str = "",
-                seat: int | None = None) -> str:
+                seat: int | None = None, review: dict[str, Any] | None = None) -> str:
     """The whole HTML page of a recorded match; ``seat`` opens it in that seat's view
-    (``None``: every hand shown)."""
+    (``None``: every hand shown); ``review``: the match's review
+    (``agents.evaluation.review.MatchReview.page_data``), shown beside each move
+    (``static/review.js``)."""
     players = rec["rules"]["players"]
     if seat is not None and not 0 <= seat < players:
         raise ValueError(f"--seat {seat} is not a seat of this match (0..{players - 1})")
     data = match_data(rec, match=match, source=source)
     data["view"] = "all" if seat is None else seat
     name = os.path.basename(source) if source else "record"
-    title = f"Scopa replay: {name}, match {match}"
+    title = f"Scopa {'review' if review else 'replay'}: {name}, match {match}"
+    extra = {"review_style": "", "review_script": ""}
+    if review is not None:
+        extra = {"review_style": asset("review.css"),
+                 "review_script": f"const REVIEW = {_script_json(review)};\n{asset('review.js')}"}
     return fill(asset("replay.html"), title=html.escape(title), style=asset("cards.css"),
-                common=asset("cards.js"), script=asset("replay.js"), data=_script_json(data))
+                common=asset("cards.js"), script=asset("replay.js"), data=_script_json(data),
+                **extra)
 
 
 def write_replay_page(path: str | os.PathLike, rec: dict[str, Any], *, match: int = 1,
-                      source: str = "", seat: int | None = None) -> int:
+                      source: str = "", seat: int | None = None,
+                      review: dict[str, Any] | None = None) -> int:
     """Write the page to ``path``; returns its size in bytes. A missing folder raises
     ``OSError`` naming it."""
     folder = os.path.dirname(os.fspath(path)) or "."
     if not os.path.isdir(folder):
         raise OSError(f"cannot write {os.fspath(path)}: folder {folder} does not exist")
-    text = replay_page(rec, match=match, source=source, seat=seat)
+    text = replay_page(rec, match=match, source=source, seat=seat, review=review)
     data = text.encode("utf-8")
     with file_errors(path, "write the replay page to"), open(path, "wb") as f:
         f.write(data)

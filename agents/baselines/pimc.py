@@ -326,6 +326,7 @@ class PIMCAgent(BaseAgent):
         "worlds": (int, 12, "sampled deals of the unseen cards per move"),
         "depth": (int, 5, "search depth in plies (moves), the root move included"),
     }
+    values_in_points = True  # scores: the mean hand margin for the seat's team
 
     def __init__(self, seed: int | None = None, **params):
         super().__init__(seed=seed, **params)

@@ -161,6 +161,7 @@ function render() {
   document.body.dataset.pos = String(pos);
   $("prev").disabled = pos === 0;
   $("next").disabled = pos === FRAMES.length - 1;
+  if (typeof reviewRender === "function") reviewRender(f);  // a review page (review.js)
 }
 
 function go(k) {
