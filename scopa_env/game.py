@@ -28,7 +28,7 @@ from .moves import (
     legal_actions,
 )
 from .rules import Rules, make_rules
-from .rules.capture import give_leftover, is_scopa
+from .rules.capture import give_leftover, play_card
 from .rules.deal import (
     KINGS,
     REDEAL_KINGS,
@@ -235,20 +235,15 @@ def apply(s: GameState, action: int, check: bool = True, next_deck: Any = None,
         mv = action_move(action, s.table)
         card, capture, takes_all = mv.card, mv.capture, mv.takes_all
     team = seat % 2
-    hands = s.hands
-    hands[seat] &= ~(1 << card)
-    empty_hands = not any(hands)
-    last_play = empty_hands and s.deck_pos == N_CARDS
-    scopa = False
+    hands, piles = s.hands, s.piles
+    last_play = s.deck_pos == N_CARDS and sum(hands) == 1 << card  # hands are disjoint
+    hands[seat], s.table, piles[team], scopa = play_card(
+        hands[seat], s.table, piles[team], card, capture, takes_all, last_play,
+        s.rules.last_play_scopa)
     if capture:
-        s.table &= ~capture
-        s.piles[team] |= capture | (1 << card)
         s.last_capture_team = team
-        if is_scopa(True, s.table, takes_all, last_play, s.rules.last_play_scopa):
-            scopa = True
-            s.scope[team] += 1
-    else:
-        s.table |= 1 << card
+        s.scope[team] += scopa
+    empty_hands = not any(hands)
     result = StepResult(MoveInfo(seat, action, card, capture, scopa))
     s.to_move = (seat + 1) % s.rules.players
     if not last_play:

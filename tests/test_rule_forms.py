@@ -10,6 +10,7 @@ import pytest
 
 from scopa_env import catalogue
 from scopa_env.cards import COINS_MASK, N_CARDS, cards_of
+from scopa_env.game import GameState, apply, new_match
 from scopa_env.moves import ACE_ALL_BASE, action_move, legal_actions
 from scopa_env.observation import encode
 from scopa_env.rules import NAMED_RULES, Rules, capture, deal, make_rules, outcome, scoring
@@ -100,6 +101,51 @@ def test_capture_forms_agree(rules: Rules) -> None:
         capture.give_leftover(want_piles, None if last_team[i] < 0 else int(last_team[i]),
                               int(tables[i]))
         assert got_piles[i].tolist() == want_piles
+
+
+def _real_positions(rules: Rules, rng: np.random.Generator, n: int) -> list[GameState]:
+    """Positions of real play: a match's first hand after random legal moves, a quarter
+    of them at the hand's last play."""
+    moves = N_CARDS - rules.table_size
+    out = []
+    for _ in range(n):
+        s = new_match(rules, seed=int(rng.integers(2**31)))
+        for _ in range(moves - 1 if rng.random() < 0.25 else int(rng.integers(0, moves))):
+            apply(s, int(rng.choice(s.legal_actions())))
+        out.append(s)
+    return out
+
+
+@pytest.mark.parametrize("rules", RULE_SETS, ids=IDS)
+def test_move_forms_agree(rules: Rules) -> None:
+    """The vector engine's array step does what the one transition does
+    (``capture.play_card``, which ``game.apply`` and the endgame solver call): the card
+    leaves the hand, the capture or the lay, the scopa, the last capturer."""
+    rng = np.random.default_rng(4)
+    states = _real_positions(rules, rng, 300)
+    env = VectorScopaEnv(len(states), rules, seed=0, records=False)
+    env.load_states(range(len(states)), states)
+    picks = [int(rng.choice(s.legal_actions())) for s in states]
+    out = env.step(np.array(picks))
+    scopas = last_plays = 0
+    for i, (s, a) in enumerate(zip(states, picks, strict=True)):
+        seat, team, card = s.to_move, s.to_move % 2, action_move(a).card
+        take = catalogue.captured(a, s.table)
+        last_play = s.deck_pos == N_CARDS and sum(s.hands) == 1 << card
+        hand, table, pile, scopa = capture.play_card(
+            s.hands[seat], s.table, s.piles[team], card, take, a >= ACE_ALL_BASE, last_play,
+            rules.last_play_scopa)
+        assert bool(out.scopa[i]) == scopa and bool(out.hand_over[i]) == last_play
+        scopas, last_plays = scopas + scopa, last_plays + last_play
+        if last_play:  # the hand was scored and the next one dealt
+            continue
+        last = s.last_capture_team if not take else team
+        assert (int(env.table[i]), int(env.piles[i, team]), int(env.piles[i, 1 - team]),
+                int(env.scope[i, team]), int(env.last_capture[i])) == \
+            (table, pile, s.piles[1 - team], s.scope[team] + scopa, -1 if last is None else last)
+        if sum(s.hands) != 1 << card:  # the deal goes on: the mover's hand is as played
+            assert int(env.hands[i, seat]) == hand
+    assert scopas and last_plays
 
 
 @pytest.mark.parametrize("rules", RULE_SETS, ids=IDS)

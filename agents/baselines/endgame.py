@@ -10,7 +10,8 @@ the cards in play each move wins, a training target of ``scopa_train.last_deal``
 
 The rules are the engine's: legal moves (``legal_actions``), what a move takes and the
 scopa predicate (``scopa_env.rules.capture``), the scoring (``score_hand``); ``_play``
-below is ``scopa_env.game.apply``'s bookkeeping on a compact state. Every
+below plays a move with the engine's own transition (``scopa_env.rules.capture.play_card``,
+which ``scopa_env.game.apply`` calls too) on a compact state. Every
 move's value equals the engine's own alpha-beta search (``agents.baselines.pimc``, stepping with
 ``apply``, exact to the end of the hand) on random last deals under six rule
 configurations (``tests/test_endgame.py``).
@@ -43,7 +44,7 @@ from scopa_env.observation import (
     card_mask,
 )
 from scopa_env.rules import Rules
-from scopa_env.rules.capture import give_leftover, is_scopa
+from scopa_env.rules.capture import give_leftover, play_card
 from scopa_env.rules.scoring import score_hand
 
 # a position: (mover's hand, other hand, table, mover's pile, other pile,
@@ -98,16 +99,12 @@ class EndgameSolver:
         me, other, table, p_me, p_other, scope, last = pos
         card, capture, takes_all = (ACTION_CARD_LIST[action], captured(action, table),
                                     action >= ACE_ALL_BASE)
-        me &= ~(1 << card)
-        last_play = not me and not other
+        last_play = (me | other) == 1 << card
+        me, table, p_me, scopa = play_card(me, table, p_me, card, capture, takes_all, last_play,
+                                           self._last_play_scopa)
         if capture:
-            table &= ~capture
-            p_me |= capture | (1 << card)
             last = 1
-            if is_scopa(True, table, takes_all, last_play, self._last_play_scopa):
-                scope += 1
-        else:
-            table |= 1 << card
+            scope += scopa
         if last_play:  # piles by team seen from the mover: 0 the mover's, 1 the other's
             piles = [p_me, p_other]
             give_leftover(piles, _LAST_TEAM[last], table)

@@ -162,6 +162,21 @@ def is_scopa(captures: bool, table_after: int, takes_all: bool, last_play: bool,
             and (not last_play or last_play_scopa))
 
 
+def play_card(hand: int, table: int, pile: int, card: int, capture: int, takes_all: bool,
+              last_play: bool, last_play_scopa: bool) -> tuple[int, int, int, bool]:
+    """The move itself on a bitset position: ``card`` leaves ``hand``; with a ``capture``
+    (the table cards it takes, ``takes_all`` for an ace taking all) those cards and the
+    card join ``pile`` and its player becomes the last capturer, else the card is laid on
+    ``table``. ``last_play``: no other card is left to play this hand. Returns ``(hand,
+    table, pile, scopa)``."""
+    bit = 1 << card
+    if capture:
+        table &= ~capture
+        return (hand & ~bit, table, pile | capture | bit,
+                is_scopa(True, table, takes_all, last_play, last_play_scopa))
+    return hand & ~bit, table | bit, pile, False
+
+
 def give_leftover(piles: list[int], last_capture_team: int | None, table: int) -> None:
     """The hand is over: the table's cards join the last capturing team's pile (in place)."""
     if last_capture_team is not None:
