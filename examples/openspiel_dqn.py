@@ -7,7 +7,7 @@ observation and the return the hand's point margin. At the end each learner's Q-
 is saved (OpenSpiel's ``DQN.save``) with ``dqn.json`` (its layer sizes) beside it, and
 the factory ``agent`` below makes it a kit agent (greedy on Q over the legal moves):
 
-    .venv/bin/pip install -e .[openspiel]
+    .venv/bin/pip install -e .[openspiel,train]
     .venv/bin/python examples/openspiel_dqn.py --minutes 5 --out runs/openspiel-dqn
     .venv/bin/scopa eval py:examples/openspiel_dqn.py:agent,path=runs/openspiel-dqn/player0.pt \\
         greedy --hands 1000 --workers 2
