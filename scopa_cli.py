@@ -17,9 +17,12 @@ from typing import Any
 
 from agents.commands import (
     Parser,
+    add_rules_args,
     ignore_interrupts,
     non_negative_int,
     positive_int,
+    quiet_idle_threads,
+    rules_from_args,
     run,
     seed_arg,
     writable_file,
@@ -36,7 +39,6 @@ from scopa_env.records import (
     replay,
     verify_record,
 )
-from scopa_env.rules import add_rules_args, rules_from_args
 
 
 def cmd_record(args: argparse.Namespace) -> int:
@@ -383,6 +385,7 @@ DELEGATED = ("eval", "ladder", "train", "exploit")
 def main(argv: Sequence[str] | None = None) -> int:
     """``scopa COMMAND ...``; returns the exit status. A bad argument or input file is
     one line on stderr and status 2, Ctrl-C status 130: never a traceback."""
+    quiet_idle_threads()
     top_level = argv is None
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv and argv[0] in DELEGATED:

@@ -10,6 +10,9 @@ and a non-zero exit status; never a traceback:
   messages;
 - ``writable_file(path, what)`` (``scopa_env.files``, re-exported): refuse an output
   path that cannot be written, before any work starts;
+- ``add_rules_args`` / ``rules_from_args``: a command's ``--rules``, ``--players`` and
+  ``--option KEY=VALUE`` arguments and the ``Rules`` they name;
+- ``quiet_idle_threads()``: the thread wait policy a process of the kit starts with.
 - ``run(prog, fn)``: call ``fn()`` and turn the errors a user can cause (bad input,
   files, Ctrl-C, a module of the ``train`` extra that is not installed) into that one
   line and an exit status.
@@ -23,13 +26,15 @@ import os
 import secrets
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 
 from scopa_env.files import writable_file
+from scopa_env.rules import NAMED_RULES, Rules, parse_option, resolve_rules
 
-__all__ = ["INTERRUPTED", "MAX_SEED", "TRAIN_EXTRA", "Parser", "UsageError", "describe",
-           "fail", "fresh_seed", "ignore_interrupts", "missing_extra", "non_negative_int",
-           "positive_int", "run", "seed_arg", "writable_file"]
+__all__ = ["INTERRUPTED", "MAX_SEED", "TRAIN_EXTRA", "Parser", "UsageError", "add_rules_args",
+           "describe", "fail", "fresh_seed", "ignore_interrupts", "missing_extra",
+           "non_negative_int", "positive_int", "quiet_idle_threads", "rules_from_args", "run",
+           "seed_arg", "writable_file"]
 
 INTERRUPTED = 130  # the shell's status for a command stopped by Ctrl-C (128 + SIGINT)
 
@@ -146,3 +151,33 @@ def run(prog: str, fn: Callable[[], int], top_level: bool = False) -> int:
     finally:
         if top_level:
             ignore_interrupts()
+
+
+def add_rules_args(p: argparse.ArgumentParser) -> None:
+    """Add ``--rules``, ``--players`` and ``--option`` to a command's parser."""
+    p.add_argument("--rules", default="scopa", choices=sorted(NAMED_RULES),
+                   help="named rule set (default: scopa)")
+    p.add_argument("--players", type=int, choices=(2, 4), default=None,
+                   help="2, or 4 in teams (default: the rule set's)")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
+                   help="any rules option, e.g. capture_rule=fewest (repeatable)")
+
+
+def rules_from_args(name: str, players: int | None, options: Sequence[str]) -> Rules:
+    """The rules named by ``--rules``, ``--players`` and ``--option KEY=VALUE`` values."""
+    return resolve_rules(name, players, dict(parse_option(o) for o in options))
+
+
+def quiet_idle_threads() -> None:
+    """Where a process of the kit starts (``scopa``, ``train.py``), before torch loads:
+    ``OMP_WAIT_POLICY=PASSIVE`` and ``GOMP_SPINCOUNT=10000``, so that an idle torch thread
+    spins for a short while (about 10,000 checks), then sleeps (nothing where torch is
+    loaded already or the user has set ``OMP_WAIT_POLICY``). Threads that spin long
+    (OpenMP's default, 300,000) made the PPO update with 2 threads up to 8 times slower
+    than one thread where the machine's other core was busy; threads that sleep at once
+    (``PASSIVE`` alone) made training about 30% slower on a quiet machine than the short
+    spin, which on a busy one is as fast as sleeping for the PPO update (BENCHMARKS.md,
+    "Threads"). Importing a package of the kit sets no environment variable."""
+    if "torch" not in sys.modules and "OMP_WAIT_POLICY" not in os.environ:
+        os.environ["OMP_WAIT_POLICY"] = "PASSIVE"
+        os.environ.setdefault("GOMP_SPINCOUNT", "10000")

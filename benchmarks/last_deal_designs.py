@@ -43,7 +43,9 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-import scopa_policy  # noqa: E402, F401  (first: torch's thread policy, as in training)
+from agents.commands import quiet_idle_threads  # noqa: E402
+
+quiet_idle_threads()  # first, before torch loads: the thread policy the commands start with
 
 # isort: split
 import torch  # noqa: E402

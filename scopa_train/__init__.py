@@ -11,8 +11,6 @@
   stages use; ``report``, ``exploit``, ``cli``: commands.
 
 The network, its move features and the checkpoint format live in ``scopa_policy`` (the
-inference layer below this one), which is imported first so that its thread settings
-apply before torch loads.
+inference layer below this one). Importing the package sets no environment variable: the
+commands set torch's thread wait policy when they start (``agents.commands``).
 """
-
-import scopa_policy  # noqa: F401  (before torch: see its docstring)

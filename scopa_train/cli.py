@@ -8,7 +8,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from agents.commands import Parser, run
+from agents.commands import Parser, quiet_idle_threads, run
 
 from . import bundled
 from .config import ConfigError, describe, load_recipe
@@ -44,6 +44,7 @@ def main(argv: list[str] | None = None, prog: str = "train") -> int:
     Ctrl-C (or SIGTERM) saves and stops, a second one stops at once; either way the run is
     not finished and the status is 128 + the signal's number, the Unix convention (130 for
     Ctrl-C, 143 for SIGTERM), as ``make train`` reports it too."""
+    quiet_idle_threads()
 
     def command() -> int:
         args = build_parser("train.py" if prog == "train" else prog).parse_args(argv)

@@ -7,6 +7,10 @@ from typing import Any
 
 import pytest
 
+from agents.commands import quiet_idle_threads
+
+quiet_idle_threads()  # this process starts here: the commands' thread wait policy (torch)
+
 
 @pytest.fixture(scope="module")
 def ray_cluster() -> Iterator[Any]:

@@ -460,22 +460,29 @@ def test_torch_threads_zero_means_every_core() -> None:
 
 
 @pytest.mark.parametrize("user, policy, spin", [
-    ({}, "PASSIVE", "10000"),  # the package's default: a short spin, then sleep
+    ({}, "PASSIVE", "10000"),  # the commands' default: a short spin, then sleep
     ({"OMP_WAIT_POLICY": "ACTIVE"}, "ACTIVE", None),  # the user's choice is left alone
     ({"GOMP_SPINCOUNT": "500"}, "PASSIVE", "500"),
 ])
-def test_thread_wait_policy_set_before_torch_loads(user: dict[str, str], policy: str,
-                                                   spin: str | None) -> None:
+@pytest.mark.parametrize("entry", ["scopa_cli.main(['verify', 'no-such-file.jsonl'])",
+                                   "scopa_train.cli.main(['--list-configs'])"])
+def test_thread_wait_policy_set_where_a_process_starts(user: dict[str, str], policy: str,
+                                                       spin: str | None, entry: str) -> None:
+    """Importing the kit's packages sets no environment variable; the commands set the
+    thread wait policy when they start, before torch loads."""
     import subprocess
     import sys
 
     env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
-    code = ("import os, scopa_policy; "
+    code = ("import os, sys; before = dict(os.environ); "
+            "import scopa_env, agents, scopa_policy, scopa_train, scopa_train.cli, scopa_cli; "
+            "assert dict(os.environ) == before, 'importing the kit set the environment'; "
+            f"assert 'torch' not in sys.modules; {entry}; "
             "print(os.environ.get('OMP_WAIT_POLICY'), os.environ.get('GOMP_SPINCOUNT'))")
     out = subprocess.run([sys.executable, "-c", code], env={**env, **user}, text=True,
                          capture_output=True, check=True,
                          cwd=Path(__file__).resolve().parent.parent)
-    assert out.stdout.split() == [policy, str(spin)]
+    assert out.stdout.split()[-2:] == [policy, str(spin)]
 
 
 def test_loading_skips_the_initialisation_it_overwrites(tmp_path: Path) -> None:

@@ -45,12 +45,13 @@ from scopa_env.files import file_errors
 from scopa_env.game import GameState, IllegalMoveError, apply, new_match
 from scopa_env.observation import info_set
 from scopa_env.play import derive_seed, has_reset
-from scopa_env.rules import Rules, add_rules_args, parse_option, resolve_rules
+from scopa_env.rules import Rules, parse_option, resolve_rules
 from scopa_env.rules.scoring import POINT_KEYS
 
 from ..base import Agent, BaseAgent, PerGame
 from ..commands import (
     Parser,
+    add_rules_args,
     ignore_interrupts,
     non_negative_int,
     positive_int,

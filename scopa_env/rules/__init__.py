@@ -25,12 +25,10 @@ from .options import (
     OPTION_NAMES,
     PRIMIERA_TABLES,
     Rules,
-    add_rules_args,
     make_rules,
     parse_option,
     resolve_rules,
-    rules_from_args,
 )
 
 __all__ = ["FOUR_PLAYER_ONLY", "NAMED_RULES", "OPTION_NAMES", "PRIMIERA_TABLES", "Rules",
-           "add_rules_args", "make_rules", "parse_option", "resolve_rules", "rules_from_args"]
+           "make_rules", "parse_option", "resolve_rules"]

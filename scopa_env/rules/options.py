@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
-from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -143,18 +141,3 @@ def resolve_rules(rules: str | Rules = "scopa", players: int | None = None,
     if players is not None:
         opts["players"] = players
     return make_rules(rules, **opts)
-
-
-def rules_from_args(name: str, players: int | None, options: Sequence[str]) -> Rules:
-    """The rules named by ``--rules``, ``--players`` and ``--option KEY=VALUE`` values."""
-    return resolve_rules(name, players, dict(parse_option(o) for o in options))
-
-
-def add_rules_args(p: argparse.ArgumentParser) -> None:
-    """Add ``--rules``, ``--players`` and ``--option`` to a command's parser."""
-    p.add_argument("--rules", default="scopa", choices=sorted(NAMED_RULES),
-                   help="named rule set (default: scopa)")
-    p.add_argument("--players", type=int, choices=(2, 4), default=None,
-                   help="2, or 4 in teams (default: the rule set's)")
-    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
-                   help="any rules option, e.g. capture_rule=fewest (repeatable)")
