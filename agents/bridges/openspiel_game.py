@@ -79,13 +79,14 @@ PARAMETERS: dict[str, Any] = {
        for k in _OPTIONS}}
 """The game's parameters and their defaults (see the module's table)."""
 MAX_POINTS = 55
-"""A bound on one team's points in a hand: carte, denari, settebello, primiera, re bello
-(5), napola (at most 10) and at most one scopa per card played (40)."""
+"""A bound on one team's points in a hand: carte, denari, settebello, primiera and re bello
+(5), napola (at most 10), at most one scopa per card played (40)."""
 EXTRA_HANDS = 50
-"""``episode=match``'s length bound counts ``2 * target_score + EXTRA_HANDS`` hands: every
-hand scores at least the settebello's point, so a match outlasts ``2 * target_score``
-hands only through ties at or past the target, each hand ending one with odds below 1/2:
-the bound is passed with a probability below 2**-50 (OpenSpiel needs a finite one)."""
+"""``episode=match``'s length bound counts ``2 * target_score + EXTRA_HANDS`` hands (OpenSpiel
+needs a finite one). Every hand scores at least the settebello's point, so past
+``2 * target_score`` hands a match goes on only while the teams are level at or past the
+target, and each further hand must end level again: 11.6% of 3,000 hands between random
+players did, so the bound is passed with odds of the order of 0.12**50."""
 
 GAME_TYPE = pyspiel.GameType(
     short_name=SHORT_NAME,
