@@ -277,3 +277,57 @@ def test_the_review_page_embeds_the_review(records: Path, tmp_path: Path) -> Non
     assert "Scopa review: matches.jsonl, match 1" in text
     assert "<script src" not in text and "http" not in text.split("<body>")[1].replace(
         "http://www.w3.org/2000/svg", "")
+
+
+def test_a_record_downloaded_from_scopa_serve_is_reviewed(tmp_path: Path, capsys,
+                                                          monkeypatch: pytest.MonkeyPatch
+                                                          ) -> None:
+    import threading
+
+    from scopa_web.server import make_server
+    from tests.test_web import Client, _play_out
+
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "data"))  # the server's store
+    srv = make_server(RULES, "greedy", port=0, seed=1)
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        client = Client(srv.server_address[1])
+        _, new = client.call("POST", "/api/new", {"seed": 12})
+        _play_out(client, new["game"], new["view"])
+        status, text = client.call("GET", f"/api/game/{new['game']}/record")
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        thread.join(timeout=10)
+    assert status == 200
+    path = tmp_path / "served.jsonl"
+    path.write_text(text)
+    out = tmp_path / "served.review.jsonl"
+    capsys.readouterr()
+    assert scopa(["review", str(path), "--agent", "pimc:worlds=4,depth=3", "--out",
+                  str(out)]) == 0
+    assert "human" in capsys.readouterr().out
+    seats = [x for x in map(json.loads, out.read_text().splitlines()) if x["type"] == "seat"]
+    assert [s["player"] for s in seats] == ["human", "greedy"]
+    assert all(s["decisions"] > 0 and s["unvalued"] == 0 for s in seats)
+
+
+def test_the_ordering_benchmark_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                     capsys) -> None:
+    from tests.helpers import import_benchmark
+
+    bench = import_benchmark("review_ordering")
+    monkeypatch.setattr("sys.argv", [
+        "review_ordering.py", "--agents", "random", "expert", "--reviewer",
+        "pimc:worlds=3,depth=2", "--dir", str(tmp_path / "records"), "--json",
+        "--ladder", str(Path(__file__).resolve().parents[1] / "docs/ladder/ratings.json")])
+    capsys.readouterr()
+    bench.main()
+    text = capsys.readouterr().out  # scopa record's lines, then the JSON
+    out = json.loads(text[text.index("\n{") + 1:])
+    assert [r["agent"] for r in out["rows"]] == ["random", "expert"]
+    assert all(r["decisions"] > 0 and r["mean_loss"] >= 0 for r in out["rows"])
+    assert out["matches"] == 2 and len(out["pairs"]) == 1 and out["pairs"][0]["ladder_apart"]
+    assert [o["total_loss"] for o in out["own"]] == [0.0, 0.0]
+    assert all(o["agreed"] == o["decisions"] > 0 for o in out["own"])
