@@ -130,16 +130,17 @@ class User:
         env["PATH"] = f"{self.venv / 'bin'}{os.pathsep}{env.get('PATH', '')}"
         return env
 
-    def run(self, *argv: str, status: int = 0, timeout: float = 300
+    def run(self, *argv: str, status: int = 0, timeout: float = 300, typed: str = ""
             ) -> subprocess.CompletedProcess[str]:
         done = subprocess.run(list(argv), cwd=self.home, env=self.env(), capture_output=True,
-                              text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+                              text=True, timeout=timeout, input=typed)
         assert done.returncode == status, (f"{' '.join(argv)}: status {done.returncode}\n"
                                            f"{done.stdout[-3000:]}{done.stderr[-3000:]}")
         return done
 
-    def scopa(self, *args: str, status: int = 0) -> subprocess.CompletedProcess[str]:
-        return self.run(str(self.venv / "bin" / "scopa"), *args, status=status)
+    def scopa(self, *args: str, status: int = 0, typed: str = ""
+              ) -> subprocess.CompletedProcess[str]:
+        return self.run(str(self.venv / "bin" / "scopa"), *args, status=status, typed=typed)
 
     def python(self, code: str) -> str:
         return self.run(str(self.venv / "bin" / "python"), "-c", code).stdout.strip()
@@ -206,13 +207,15 @@ def test_the_env_alone_works_without_torch(user: User) -> None:
 
 
 @pytest.mark.install
-def test_records_from_the_installed_command(trainer: User) -> None:
+def test_record_replay_verify_and_play_from_the_installed_command(trainer: User) -> None:
     assert trainer.scopa("--version").stdout.strip() == f"scopa {scopa_env.__version__}"
     trainer.scopa("record", "--agents", "random", "greedy", "--games", "2", "--out", "m.jsonl")
     assert trainer.scopa("verify", "m.jsonl").stdout.strip() == "m.jsonl: 2 record(s) verified"
     assert trainer.scopa("replay", "m.jsonl", "--match", "2").stdout.startswith("=== match 2")
     trainer.scopa("replay", "m.jsonl", "--html", "m.html")
     assert "<html" in (trainer.home / "m.html").read_text(encoding="utf-8")
+    out = trainer.scopa("play", "--opponent", "pretrained", "--seed", "3", typed="0\nq\n").stdout
+    assert out.count("your move") == 2  # one move played, then quit
 
 
 @pytest.mark.install
