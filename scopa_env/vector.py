@@ -31,12 +31,13 @@ slower), so a game equals ``new_match(rules, seed=match_seeds[i])`` move for mov
 Explicit deal orders: ``reset(decks=...)`` (first hand of every game) and
 ``set_next_decks(games, decks)`` (the next hand dealt in those games); ``decks``
 holds the deal currently in play. ``load_states`` puts engine ``GameState``s into
-games, ``game_state(i)`` / ``info_set(i)`` read one game back as the engine's types.
+games, ``game_state(i)`` / ``info_set(i)`` read one game back as the engine's types
+(``scopa_env.vector_states``).
 
 Records. With ``records=True`` (default) each step's ``records`` holds the
 game-record.md dict of every match that ended; building them is Python work per
 finished match (about 0.25 ms each), so pass ``records=False`` where throughput
-matters and records do not.
+matters and records do not. The logs they are built from: ``scopa_env.vector_records``.
 
 How legal moves are found without a loop over games: each hand card's *key* (how
 many table cards of each rank it could combine with, read by table lookups on the
@@ -50,27 +51,23 @@ to move), also gives the batched baselines (``agents.baselines.batched``) their 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any
 
 import numpy as np
 
 from .bitsets import popcount
-from .cards import CODES, N_CARDS, cards_of
+from .cards import N_CARDS
 from .episode import EPISODES, REWARDS, check_choice, check_seed, entropy_seed
-from .game import GameState, HandResult, IllegalMoveError
-from .moves import ACE_ALL_BASE, ACTION_CAPTURE, N_ACTIONS, action_text
+from .game import IllegalMoveError
+from .moves import ACE_ALL_BASE, N_ACTIONS, action_text
 from .observation import (
     NOBODY,
     OBS_DIM,
     SCALARS,
-    InfoSet,
     add_score_scalars_np,
     card_sets_np,
-    make_info_set,
     position_scalars_np,
 )
-from .records import hand_entry, match_record, move_entry
 from .rules import Rules, make_rules
 from .rules.capture import give_leftover_np, is_scopa_np
 from .rules.deal import (
@@ -86,11 +83,12 @@ from .rules.deal import (
     played_deck,
 )
 from .rules.outcome import hand_end_np, match_winner_np
-from .rules.scoring import COUNT_KEYS, POINT_KEYS, SCORE_ROW, score_entry, score_hands_np
+from .rules.scoring import score_hands_np
+from .vector_records import MatchArchive
+from .vector_states import GameViews
 from .vector_tables import (
     ACT_BIT,
     ACT_CAPTURES,
-    ACT_CARD,
     ACT_PILE,
     ACT_TOGGLE,
     ACT_TOGGLE_RM,
@@ -117,14 +115,11 @@ from .vector_tables import (
     info_key_row,
     info_place_id,
     pat_loc,
-    to_rank_major,
 )
 
 SHUFFLES = ("fast", "engine")
 U64 = np.uint64
 _MASK63 = (1 << 63) - 1
-_NCOUNTS = len(COUNT_KEYS)
-_PRIMIERA = COUNT_KEYS.index("primiera")
 
 def _expand(g: np.ndarray, place: np.ndarray, tr: np.ndarray, pat: np.ndarray
             ) -> tuple[np.ndarray, np.ndarray]:
@@ -176,7 +171,7 @@ class VectorStep:
     scopa: np.ndarray | None = None  # (N,) bool: this move scored a scopa
 
 
-class VectorScopaEnv:
+class VectorScopaEnv(GameViews):
     """``num_envs`` independent Scopa games stepped with array operations.
 
     Options as the AEC environment: ``rules`` (a name or ``Rules``) plus any rules
@@ -214,9 +209,6 @@ class VectorScopaEnv:
         self._entry, self._pats = card_lut(r.capture_rule, r.ace_takes_all)
         self._entry = self._entry.astype(np.int64)
         self._tail_lut = self._make_tail_lut()
-        self._rules_dict = r.to_dict()
-        self._move_seats = [[(d + 1 + j) % r.players for j in range(N_CARDS - r.table_size)]
-                            for d in range(r.players)]  # by dealer: the seat of each move
         # deck positions of the mover's cards of the current deal, by moves played
         per_deal, ts, p = self._deal_size, r.table_size, r.players
         self._hand_pos = np.array([[(m // per_deal) * per_deal + (ts if m >= per_deal else 0)
@@ -285,7 +277,8 @@ class VectorScopaEnv:
                                  f"{self.num_envs} games")
             for i, d in enumerate(decks):
                 self.set_next_decks([i], [d])
-        self._archive_init()
+        self._archive = (MatchArchive(self.num_envs, self.rules, self.agent_names)
+                         if self.record_matches else None)
         self._new_matches(self._rows)
         self._refresh_legal()
 
@@ -317,8 +310,8 @@ class VectorScopaEnv:
         self.hand_index[games] = 0
         self.dealer[games] = first_dealer(self.players)
         self._recordable[games] = True
-        if self.record_matches:
-            self._arch_nhands[games] = 0
+        if self._archive is not None:
+            self._archive.new_matches(games)
         self._start_hands(games)
 
     def _start_hands(self, games: np.ndarray) -> None:
@@ -338,8 +331,9 @@ class VectorScopaEnv:
         self.table_rm[games] = _or_columns(RM_BIT[opening])
         self.deck_pos[games] += r.table_size
         self._n_moves[games] = 0
-        if self.record_matches:
-            self._archive_hand_start(games)
+        if self._archive is not None:
+            self._archive.hand_start(games, self.hand_index[games], self.dealer[games],
+                                     self.decks[games])
 
     def _shuffle(self, games: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Deal orders ``(G, 40)`` for a new hand in ``games`` and the number of
@@ -493,7 +487,7 @@ class VectorScopaEnv:
         """Play one catalogue id in every game (for its seat to move). An illegal id
         raises ``IllegalMoveError`` naming the game, seat, move and legal moves, and
         changes no game."""
-        n, p, r, rows = self.num_envs, self.players, self.rules, self._rows
+        n, p, r = self.num_envs, self.players, self.rules
         a = np.asarray(actions)
         if a.shape != (n,) or not np.issubdtype(a.dtype, np.integer):
             raise ValueError(f"actions must be {n} integer catalogue ids (shape ({n},)), got "
@@ -519,8 +513,8 @@ class VectorScopaEnv:
                 pile = np.where(takes_all, self.table | bit, pile)
         cur = self._rows_p + seat
         self._hands_flat[cur] ^= bit
-        if self.record_matches:
-            at = (rows * self._arch_action.shape[1] + self.hand_index) * N_CARDS + self._n_moves
+        if self._archive is not None:
+            at = self._archive.move_slots(self.hand_index, self._n_moves)
         self._n_moves += 1
         # every deal empties all hands after players * hand_size moves: deal or hand end
         phase = self._phase.take(self._n_moves)
@@ -532,11 +526,9 @@ class VectorScopaEnv:
         self.last_capture = np.where(captured, team, self.last_capture)
         scopa = is_scopa_np(captured, self.table, takes_all, last_play, r.last_play_scopa)
         self._scope_flat[pidx] += scopa
-        if self.record_matches:
-            self._arch_action.reshape(-1)[at] = a
-            if takes_all is not None:  # what an ace takes depends on the table
-                self._arch_capture.reshape(-1)[at] = np.where(captured, toggle, U64(0))
-            self._arch_scopa.reshape(-1)[at] = scopa
+        if self._archive is not None:  # what an ace takes depends on the table: logged
+            self._archive.log_moves(at, a, scopa, None if takes_all is None
+                                    else np.where(captured, toggle, U64(0)))
         self.to_move = (seat + 1) % p
         deal = np.flatnonzero(phase == 1)
         if len(deal):
@@ -572,13 +564,11 @@ class VectorScopaEnv:
         term, team0 = hand_end_np(self.reward_mode, self.episode_mode, totals, done, winner)
         out.rewards[games] = team0[:, None] * self._team_sign[None, :]
         out.terminated[games] = term
-        if self.record_matches:
-            h = self.hand_index[games]
-            self._arch_last[games, h] = lc
-            self._arch_leftover[games, h] = leftover
-            self._arch_score[games, h] = score
+        if self._archive is not None:
+            self._archive.hand_end(games, self.hand_index[games], lc, leftover, score)
             for g in games[done & self._recordable[games]].tolist():
-                out.records.append((g, self._build_record(g)))
+                out.records.append((g, self._archive.record(g, int(self.match_seeds[g]),
+                                                            self.match_score[g].tolist())))
         self._new_matches(games[term])
         cont = games[~term]
         if len(cont):
@@ -600,208 +590,15 @@ class VectorScopaEnv:
         raise IllegalMoveError(f"{len(bad)} illegal action(s){more}, nothing was applied: "
                                + "; ".join(lines))
 
-    # -- records -------------------------------------------------------------------------
-    def _archive_init(self, hands: int = 8) -> None:
-        """Per-game logs of the current match's hands (for records)."""
-        if not self.record_matches:
-            return
-        n = self.num_envs
-        self._arch_dealer = np.zeros((n, hands), np.int8)
-        self._arch_deck = np.zeros((n, hands, N_CARDS), np.int8)
-        self._arch_action = np.zeros((n, hands, N_CARDS), np.int16)
-        self._arch_capture = np.zeros((n, hands if self.rules.ace_takes_all else 0, N_CARDS),
-                                      U64)
-        self._arch_scopa = np.zeros((n, hands, N_CARDS), bool)
-        self._arch_last = np.zeros((n, hands), np.int8)
-        self._arch_leftover = np.zeros((n, hands), U64)
-        self._arch_score = np.zeros((n, hands, 2, SCORE_ROW), np.int16)
-        self._arch_nhands = np.zeros(n, np.int64)
-
-    def _archive_grow(self, hand: int) -> None:
-        """Make room in the logs for hand number ``hand`` (doubling their capacity)."""
-        cap = self._arch_dealer.shape[1]
-        if hand < cap:
-            return
-        new_cap = max(2 * cap, hand + 1)
-        names = ("_arch_dealer", "_arch_deck", "_arch_action", "_arch_scopa", "_arch_last",
-                 "_arch_leftover", "_arch_score") + (("_arch_capture",)
-                                                     if self.rules.ace_takes_all else ())
-        for name in names:
-            old = getattr(self, name)
-            new = np.zeros((old.shape[0], new_cap) + old.shape[2:], old.dtype)
-            new[:, :cap] = old
-            setattr(self, name, new)
-
-    def _archive_hand_start(self, games: np.ndarray) -> None:
-        h = self.hand_index[games]
-        self._archive_grow(int(h.max()))
-        self._arch_dealer[games, h] = self.dealer[games]
-        self._arch_deck[games, h] = self.decks[games]
-        self._arch_nhands[games] = h + 1
-
-    def _build_record(self, g: int) -> dict[str, Any]:
-        """The finished match of game ``g`` as a game-record.md dict."""
-        n_moves, nh = N_CARDS - self.rules.table_size, int(self._arch_nhands[g])
-        actions = self._arch_action[g, :nh, :n_moves].tolist()
-        scopas = self._arch_scopa[g, :nh, :n_moves].tolist()
-        captures = (self._arch_capture[g, :nh, :n_moves].tolist() if self.rules.ace_takes_all
-                    else None)
-        card_code, takes = _action_codes()
-        hands = []
-        for h in range(nh):
-            dealer = int(self._arch_dealer[g, h])
-            seats = self._move_seats[dealer]
-            if captures is None:
-                moves = [move_entry(seat, card_code[a], takes[a].copy(), sc)
-                         for seat, a, sc in zip(seats, actions[h], scopas[h], strict=True)]
-            else:  # what an ace takes when it takes all is in the log
-                moves = [move_entry(seat, card_code[a], takes[a].copy() if a < ACE_ALL_BASE
-                                    else [CODES[x] for x in cards_of(cap)], sc)
-                         for seat, a, sc, cap in zip(seats, actions[h], scopas[h], captures[h],
-                                                     strict=True)]
-            score = [score_entry([None if k == _PRIMIERA and x < 0 else x
-                                  for k, x in enumerate(v[:_NCOUNTS])],
-                                 dict(zip(POINT_KEYS, v[_NCOUNTS:], strict=True)))
-                     for v in self._arch_score[g, h].tolist()]
-            last = int(self._arch_last[g, h])
-            hands.append(hand_entry(HandResult(
-                dealer=dealer, deck=tuple(self._arch_deck[g, h].tolist()),
-                last_capture_team=None if last < 0 else last,
-                leftover=int(self._arch_leftover[g, h]), score=score), moves))
-        ms = self.match_score[g].tolist()
-        return match_record(self._rules_dict, seed=int(self.match_seeds[g]),
-                            players=self.agent_names, hands=hands, match_score=ms,
-                            winner=0 if ms[0] > ms[1] else 1)
-
-    # -- single-game views ---------------------------------------------------------------
-    def info_set(self, i: int) -> InfoSet:
-        """The information set of the seat to move in game ``i`` (legal moves included)."""
-        lc = int(self.last_capture[i])
-        return make_info_set(
-            self.rules, seat=int(self.to_move[i]), dealer=int(self.dealer[i]),
-            hands=self.hands[i].tolist(), table=int(self.table[i]),
-            piles=self.piles[i].tolist(), deck_count=N_CARDS - int(self.deck_pos[i]),
-            match_score=self.match_score[i].tolist(), scope=self.scope[i].tolist(),
-            last_capture_team=None if lc < 0 else lc,
-            legal_actions=tuple(self.legal_ids[i, self.legal_valid[i]].tolist()))
-
-    def load_states(self, games: Any, states: list[GameState]) -> None:
-        """Put single-game states (``GameState``, same rules, match not over) into
-        ``games``, e.g. positions for a search or a test. Each must be a position of
-        real play: hand sizes as dealt minus the moves played, the seat to move
-        following the dealer, no card in hand still in the undealt deck. The dealt part
-        of each deck is rearranged to hold the hands where they were dealt (what is
-        still to be dealt stays). Those matches produce no record."""
-        r, p = self.rules, self.players
-        games = [int(g) for g in games]
-        if len(games) != len(states):
-            raise ValueError(f"{len(games)} games but {len(states)} states")
-        for g, st in zip(games, states, strict=True):
-            if not 0 <= g < self.num_envs:
-                raise ValueError(f"game index {g} is out of range 0..{self.num_envs - 1}")
-            if st.rules != r:
-                raise ValueError(f"game {g}: the state's rules {st.rules} are not this "
-                                 f"environment's {r}")
-            if st.done:
-                raise ValueError(f"game {g}: the state's match is over")
-            moves = st.deck_pos - r.table_size - sum(h.bit_count() for h in st.hands)
-            sizes = self._tail_lut[moves % len(self._tail_lut), :p] * r.hand_size \
-                if 0 <= moves < len(self._tail_lut) else None
-            rel = [st.hands[(st.to_move + k) % p].bit_count() for k in range(p)]
-            canon = r.players * r.hand_size + r.table_size + (
-                moves // (p * r.hand_size)) * p * r.hand_size
-            if (sizes is None or rel != [round(x) for x in sizes] or st.deck_pos != canon
-                    or st.to_move != (first_seat(st.dealer, p) + moves) % p):
-                raise ValueError(f"game {g}: not a position of real play (deck position "
-                                 f"{st.deck_pos}, hand sizes {rel} from the seat to move "
-                                 f"{st.to_move}, dealer {st.dealer})")
-            self.hands[g] = st.hands
-            self.decks[g] = self._consistent_deck(g, st, moves)
-            self.table[g] = st.table
-            self.table_rm[g] = to_rank_major(st.table)
-            self.piles[g] = st.piles
-            self.scope[g] = st.scope
-            self.last_capture[g] = -1 if st.last_capture_team is None else st.last_capture_team
-            self.to_move[g], self.dealer[g] = st.to_move, st.dealer
-            self.deck_pos[g], self._n_moves[g] = st.deck_pos, moves
-            self.match_score[g] = st.match_score
-            self.hand_index[g], self.match_seeds[g] = st.hand_index, st.seed
-            self.redeals[g] = st.redeals
-            self._recordable[g] = False
-            if self.record_matches:
-                self._archive_grow(st.hand_index)
-        self._refresh_legal()
-
-    def copy_games(self, dst: Any, src: Any) -> None:
-        """Make each game ``dst[i]`` a copy of game ``src[i]`` (position, deck, match
-        score and seed), in array operations: many searches of one loaded position
-        (``load_states``) at once. Only without records (``records=False``); the copies
-        produce none."""
-        if self.record_matches:
-            raise ValueError("copy_games needs an environment built with records=False")
-        dst = np.asarray(dst, np.int64).reshape(-1)
-        src = np.asarray(src, np.int64).reshape(-1)
-        if dst.shape != src.shape:
-            raise ValueError(f"{len(dst)} destination games but {len(src)} sources")
-        for idx in (dst, src):
-            if len(idx) and (idx.min() < 0 or idx.max() >= self.num_envs):
-                raise ValueError(f"game indices must be in 0..{self.num_envs - 1}")
-        for arr in (self.hands, self.table, self.table_rm, self.piles, self.scope,
-                    self.last_capture, self.to_move, self.dealer, self.decks, self.deck_pos,
-                    self._n_moves, self.match_score, self.hand_index, self.match_seeds,
-                    self.redeals, self._match_count):
-            arr[dst] = arr[src]
-        self._recordable[dst] = False
-        self._refresh_legal()
-
-    def _consistent_deck(self, g: int, st: GameState, moves: int) -> list[int]:
-        """``st.deck`` with its dealt part rearranged so that the current deal's
-        positions of each seat hold that seat's hand (the undealt part unchanged)."""
-        p, h = self.players, self.rules.hand_size
-        undealt = list(st.deck[st.deck_pos:])
-        held = [c for hand in st.hands for c in cards_of(hand)]
-        if set(undealt) & set(held):
-            raise ValueError(f"game {g}: a card in hand is still in the undealt deck")
-        others = [c for c in st.deck[:st.deck_pos] if c not in set(held)]
-        deck: list[int | None] = [None] * st.deck_pos
-        first = first_seat(st.dealer, p)
-        for q in range(p):
-            cards = cards_of(st.hands[(first + q) % p])
-            for j in range(h):
-                at = int(self._hand_pos[moves, j]) - moves % p + q
-                deck[at] = cards[j] if j < len(cards) else None
-        for i, c in enumerate(deck):
-            if c is None:
-                deck[i] = others.pop()
-        return deck + undealt
-
-    def game_state(self, i: int) -> GameState:
-        """Game ``i`` as a single-game ``GameState`` (a copy, for search or checks)."""
-        lc = int(self.last_capture[i])
-        return GameState(
-            rules=self.rules, seed=int(self.match_seeds[i]), hand_index=int(self.hand_index[i]),
-            dealer=int(self.dealer[i]), deck=tuple(self.decks[i].tolist()),
-            deck_pos=int(self.deck_pos[i]), hands=[int(x) for x in self.hands[i]],
-            table=int(self.table[i]), piles=[int(x) for x in self.piles[i]],
-            scope=self.scope[i].tolist(), last_capture_team=None if lc < 0 else lc,
-            to_move=int(self.to_move[i]), match_score=self.match_score[i].tolist(),
-            redeals=int(self.redeals[i]))
-
     def nbytes_per_game(self) -> float:
         """Bytes of per-game state (arrays of length N, including the legal sets and
         the record logs) divided by N."""
-        total = sum(v.nbytes for v in vars(self).values()
+        arrays = [*vars(self).values(), *(self._archive.arrays() if self._archive else ())]
+        total = sum(v.nbytes for v in arrays
                     if isinstance(v, np.ndarray) and v.ndim and v.shape[0] == self.num_envs)
         return total / self.num_envs
 
 
-
-
-@lru_cache(maxsize=1)
-def _action_codes() -> tuple[list[str], list[list[str]]]:
-    """Per catalogue id: the played card's code and the captured cards' codes."""
-    return ([CODES[c] for c in ACT_CARD.tolist()],
-            [[CODES[x] for x in cards_of(m)] for m in ACTION_CAPTURE])
 
 
 _ID_MASK = (1 << ID_BITS) - 1

@@ -1,0 +1,134 @@
+"""Single games in and out of ``VectorScopaEnv``: an engine ``GameState`` loaded into a
+game (``load_states``, a position of real play), a game copied into others
+(``copy_games``), a game read back as the engine's ``GameState`` or a seat's ``InfoSet``.
+``GameViews`` is a base class of ``VectorScopaEnv``: its methods read and write the
+environment's per-game arrays."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from .cards import N_CARDS, cards_of
+from .game import GameState
+from .observation import InfoSet, make_info_set
+from .rules.deal import first_seat
+from .vector_tables import to_rank_major
+
+
+class GameViews:
+    """``VectorScopaEnv``'s single-game views (see the module docstring)."""
+
+    def info_set(self, i: int) -> InfoSet:
+        """The information set of the seat to move in game ``i`` (legal moves included)."""
+        lc = int(self.last_capture[i])
+        return make_info_set(
+            self.rules, seat=int(self.to_move[i]), dealer=int(self.dealer[i]),
+            hands=self.hands[i].tolist(), table=int(self.table[i]),
+            piles=self.piles[i].tolist(), deck_count=N_CARDS - int(self.deck_pos[i]),
+            match_score=self.match_score[i].tolist(), scope=self.scope[i].tolist(),
+            last_capture_team=None if lc < 0 else lc,
+            legal_actions=tuple(self.legal_ids[i, self.legal_valid[i]].tolist()))
+
+    def load_states(self, games: Any, states: list[GameState]) -> None:
+        """Put single-game states (``GameState``, same rules, match not over) into
+        ``games``, e.g. positions for a search or a test. Each must be a position of
+        real play: hand sizes as dealt minus the moves played, the seat to move
+        following the dealer, no card in hand still in the undealt deck. The dealt part
+        of each deck is rearranged to hold the hands where they were dealt (what is
+        still to be dealt stays). Those matches produce no record."""
+        r, p = self.rules, self.players
+        games = [int(g) for g in games]
+        if len(games) != len(states):
+            raise ValueError(f"{len(games)} games but {len(states)} states")
+        for g, st in zip(games, states, strict=True):
+            if not 0 <= g < self.num_envs:
+                raise ValueError(f"game index {g} is out of range 0..{self.num_envs - 1}")
+            if st.rules != r:
+                raise ValueError(f"game {g}: the state's rules {st.rules} are not this "
+                                 f"environment's {r}")
+            if st.done:
+                raise ValueError(f"game {g}: the state's match is over")
+            moves = st.deck_pos - r.table_size - sum(h.bit_count() for h in st.hands)
+            sizes = self._tail_lut[moves % len(self._tail_lut), :p] * r.hand_size \
+                if 0 <= moves < len(self._tail_lut) else None
+            rel = [st.hands[(st.to_move + k) % p].bit_count() for k in range(p)]
+            canon = r.players * r.hand_size + r.table_size + (
+                moves // (p * r.hand_size)) * p * r.hand_size
+            if (sizes is None or rel != [round(x) for x in sizes] or st.deck_pos != canon
+                    or st.to_move != (first_seat(st.dealer, p) + moves) % p):
+                raise ValueError(f"game {g}: not a position of real play (deck position "
+                                 f"{st.deck_pos}, hand sizes {rel} from the seat to move "
+                                 f"{st.to_move}, dealer {st.dealer})")
+            self.hands[g] = st.hands
+            self.decks[g] = self._consistent_deck(g, st, moves)
+            self.table[g] = st.table
+            self.table_rm[g] = to_rank_major(st.table)
+            self.piles[g] = st.piles
+            self.scope[g] = st.scope
+            self.last_capture[g] = -1 if st.last_capture_team is None else st.last_capture_team
+            self.to_move[g], self.dealer[g] = st.to_move, st.dealer
+            self.deck_pos[g], self._n_moves[g] = st.deck_pos, moves
+            self.match_score[g] = st.match_score
+            self.hand_index[g], self.match_seeds[g] = st.hand_index, st.seed
+            self.redeals[g] = st.redeals
+            self._recordable[g] = False
+            if self._archive is not None:
+                self._archive.grow(st.hand_index)
+        self._refresh_legal()
+
+    def copy_games(self, dst: Any, src: Any) -> None:
+        """Make each game ``dst[i]`` a copy of game ``src[i]`` (position, deck, match
+        score and seed), in array operations: many searches of one loaded position
+        (``load_states``) at once. Only without records (``records=False``); the copies
+        produce none."""
+        if self.record_matches:
+            raise ValueError("copy_games needs an environment built with records=False")
+        dst = np.asarray(dst, np.int64).reshape(-1)
+        src = np.asarray(src, np.int64).reshape(-1)
+        if dst.shape != src.shape:
+            raise ValueError(f"{len(dst)} destination games but {len(src)} sources")
+        for idx in (dst, src):
+            if len(idx) and (idx.min() < 0 or idx.max() >= self.num_envs):
+                raise ValueError(f"game indices must be in 0..{self.num_envs - 1}")
+        for arr in (self.hands, self.table, self.table_rm, self.piles, self.scope,
+                    self.last_capture, self.to_move, self.dealer, self.decks, self.deck_pos,
+                    self._n_moves, self.match_score, self.hand_index, self.match_seeds,
+                    self.redeals, self._match_count):
+            arr[dst] = arr[src]
+        self._recordable[dst] = False
+        self._refresh_legal()
+
+    def _consistent_deck(self, g: int, st: GameState, moves: int) -> list[int]:
+        """``st.deck`` with its dealt part rearranged so that the current deal's
+        positions of each seat hold that seat's hand (the undealt part unchanged)."""
+        p, h = self.players, self.rules.hand_size
+        undealt = list(st.deck[st.deck_pos:])
+        held = [c for hand in st.hands for c in cards_of(hand)]
+        if set(undealt) & set(held):
+            raise ValueError(f"game {g}: a card in hand is still in the undealt deck")
+        others = [c for c in st.deck[:st.deck_pos] if c not in set(held)]
+        deck: list[int | None] = [None] * st.deck_pos
+        first = first_seat(st.dealer, p)
+        for q in range(p):
+            cards = cards_of(st.hands[(first + q) % p])
+            for j in range(h):
+                at = int(self._hand_pos[moves, j]) - moves % p + q
+                deck[at] = cards[j] if j < len(cards) else None
+        for i, c in enumerate(deck):
+            if c is None:
+                deck[i] = others.pop()
+        return deck + undealt
+
+    def game_state(self, i: int) -> GameState:
+        """Game ``i`` as a single-game ``GameState`` (a copy, for search or checks)."""
+        lc = int(self.last_capture[i])
+        return GameState(
+            rules=self.rules, seed=int(self.match_seeds[i]), hand_index=int(self.hand_index[i]),
+            dealer=int(self.dealer[i]), deck=tuple(self.decks[i].tolist()),
+            deck_pos=int(self.deck_pos[i]), hands=[int(x) for x in self.hands[i]],
+            table=int(self.table[i]), piles=[int(x) for x in self.piles[i]],
+            scope=self.scope[i].tolist(), last_capture_team=None if lc < 0 else lc,
+            to_move=int(self.to_move[i]), match_score=self.match_score[i].tolist(),
+            redeals=int(self.redeals[i]))
