@@ -30,6 +30,9 @@ ROOT = Path(__file__).resolve().parent.parent
 # what the checkout holds at the top that is not the kit: the test suite, and the script
 # `python train.py` (`scopa train` in an install)
 NOT_SHIPPED = {"tests", "train"}
+# every `scopa` subcommand, each run below from the installed wheel: a new one must be added
+SMOKED = {"record", "replay", "review", "verify", "play", "serve", "eval", "ladder",
+          "exploit", "train"}
 TORCH = "torch==2.13.0"  # the Makefile's pin: the CPU wheel here, never a CUDA download
 
 
@@ -207,7 +210,7 @@ def test_the_env_alone_works_without_torch(user: User) -> None:
 
 
 @pytest.mark.install
-def test_record_replay_verify_and_play_from_the_installed_command(trainer: User) -> None:
+def test_record_replay_verify_play_and_review_from_the_installed_command(trainer: User) -> None:
     assert trainer.scopa("--version").stdout.strip() == f"scopa {scopa_env.__version__}"
     trainer.scopa("record", "--agents", "random", "greedy", "--games", "2", "--out", "m.jsonl")
     assert trainer.scopa("verify", "m.jsonl").stdout.strip() == "m.jsonl: 2 record(s) verified"
@@ -216,6 +219,16 @@ def test_record_replay_verify_and_play_from_the_installed_command(trainer: User)
     assert "<html" in (trainer.home / "m.html").read_text(encoding="utf-8")
     out = trainer.scopa("play", "--opponent", "pretrained", "--seed", "3", typed="0\nq\n").stdout
     assert out.count("your move") == 2  # one move played, then quit
+    trainer.scopa("review", "m.jsonl", "--match", "1", "--agent", "pimc:worlds=2,depth=2",
+                  "--out", "review.html")
+    assert "<html" in (trainer.home / "review.html").read_text(encoding="utf-8")
+
+
+@pytest.mark.install
+def test_every_subcommand_is_smoked_here(trainer: User) -> None:
+    usage = trainer.scopa("--help").stdout
+    listed = re.search(r"\{([a-z,]+)\}", usage).group(1).split(",")
+    assert set(listed) == SMOKED, "a subcommand without a smoke run from the wheel"
 
 
 @pytest.mark.install
