@@ -19,6 +19,7 @@ what it trains: ``loop`` (its body, which calls ``halted()`` between steps of wo
   the recipe as one curve;
 - ``evaluate()``: margins against ``evaluation.opponents`` (fixed deals), the rating,
   ``evaluations.jsonl``, ``eval/...`` scalars, ``best.pt`` by ``evaluation.best_metric``;
+  ``evaluate_and_save()``, its cadence in env steps with the periodic checkpoints;
 - the progress bar, and the end: ``final.pt`` when the stage is done, else
   ``latest.pt``, and ``policy.pt`` either way.
 """
@@ -454,6 +455,20 @@ class Stage:
             for s, m in res["margins"].items()) + f"; rating {res['rating']:.0f}")
         self.last_eval = res
         return res
+
+    def evaluate_and_save(self) -> None:
+        """For the kinds that count env steps (``ppo``, ``dmc``): evaluate every
+        ``evaluation.every_steps`` env steps and save a periodic checkpoint every
+        ``checkpoints.every_steps`` (each when the env steps cross the next mark)."""
+        cfg, c = self.cfg, self.counters
+        every = cfg.evaluation.every_steps
+        if every and c.env_steps >= c.next_eval:
+            c.next_eval = (c.env_steps // every + 1) * every
+            self.evaluate()
+        every = cfg.checkpoints.every_steps
+        if every and c.env_steps >= c.next_checkpoint:
+            c.next_checkpoint = (c.env_steps // every + 1) * every
+            self.save(f"step_{c.env_steps:011d}")
 
     # -- the run -----------------------------------------------------------------------
     def train(self, stop_after_updates: int | None = None) -> dict[str, Any]:

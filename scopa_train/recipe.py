@@ -238,7 +238,8 @@ def _changed(cfg: StageConfig, folder: Path) -> bool:
         saved = yaml.safe_load((folder / "config.yaml").read_text()) or {}
     except (OSError, yaml.YAMLError):
         return False
-    now = cfg.to_dict()
+    # a section the saved config lacks (``dmc``, say) came to the kit after it trained
+    now = {k: v for k, v in cfg.to_dict().items() if k in saved}
     for d in (saved, now):
         d.pop("init_from", None)
         if isinstance(d.get("run"), dict):

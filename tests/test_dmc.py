@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+import yaml
 
 import agents
 from agents.evaluation.evaluate import evaluate
@@ -200,3 +201,20 @@ def test_short_dmc_run_improves_against_random(tmp_path: Path) -> None:
     gain = after.points_per_hand.margin - before.points_per_hand.margin
     assert gain > 0.4, (before.points_per_hand, after.points_per_hand)
     assert after.points_per_hand.ci95[0] > 0
+
+
+def test_a_run_finished_before_the_dmc_section_existed_is_still_done(tmp_path: Path) -> None:
+    """Its saved config.yaml has no ``dmc`` section: the same command finds it done (it is
+    neither trained nor evaluated again)."""
+    cfg = load_config(SMOKE, [f"run.runs_dir={tmp_path}"])
+    out = recipe.start(cfg, progress=False, log=_quiet)
+    run = Path(out["run_dir"])
+    saved = yaml.safe_load((run / "config.yaml").read_text())
+    del saved["dmc"]
+    (run / "config.yaml").write_text(yaml.safe_dump(saved, sort_keys=False))
+    final = run / "checkpoints" / "final.pt"
+    stamp = final.stat().st_mtime_ns
+    lines: list[str] = []
+    again = recipe.resume(run, progress=False, log=lines.append)
+    assert again["finished"] and any(": done (" in line for line in lines), lines
+    assert final.stat().st_mtime_ns == stamp

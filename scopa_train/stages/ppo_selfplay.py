@@ -94,7 +94,7 @@ class PPOStage(Stage):
                                         ent_coef=ent_coef, updates=self.counters.update,
                                         past_pool=len(self.past_pool)))
             self.advance()
-            self._evaluate_and_save()
+            self.evaluate_and_save()
             why = self.halted()
             if why is not None:
                 return why
@@ -148,20 +148,6 @@ class PPOStage(Stage):
             self.past_pool.append(self._snapshot())
             del self.past_pool[:-p.past_pool_size]
         return stats
-
-    def _evaluate_and_save(self) -> None:
-        """Evaluate every ``evaluation.every_steps`` env steps and save a periodic
-        checkpoint every ``checkpoints.every_steps`` (each when the env steps cross the
-        next mark)."""
-        cfg, c = self.cfg, self.counters
-        every = cfg.evaluation.every_steps
-        if every and c.env_steps >= c.next_eval:
-            c.next_eval = (c.env_steps // every + 1) * every
-            self.evaluate()
-        every = cfg.checkpoints.every_steps
-        if every and c.env_steps >= c.next_checkpoint:
-            c.next_checkpoint = (c.env_steps // every + 1) * every
-            self.save(f"step_{c.env_steps:011d}")
 
     # -- state ------------------------------------------------------------------------
     def _snapshot(self) -> dict[str, torch.Tensor]:
