@@ -23,6 +23,7 @@ from scopa_env.play import play_match
 from scopa_env.records import (
     MatchRecorder,
     append_records,
+    read_records,
     record_action,
     replay,
     verify_record,
@@ -331,3 +332,23 @@ def test_the_ordering_benchmark_runs(tmp_path: Path, monkeypatch: pytest.MonkeyP
     assert out["matches"] == 2 and len(out["pairs"]) == 1 and out["pairs"][0]["ladder_apart"]
     assert [o["total_loss"] for o in out["own"]] == [0.0, 0.0]
     assert all(o["agreed"] == o["decisions"] > 0 for o in out["own"])
+
+
+def test_records_kept_by_eval_and_the_ladder_are_reviewed(tmp_path: Path, capsys) -> None:
+    kept = tmp_path / "eval.jsonl"
+    assert scopa(["eval", "greedy", "random", "--hands", "8", "--matches", "2",
+                  "--records", str(kept)]) == 0
+    recs = list(read_records(kept))
+    assert [r["players"] for r in recs] == [["greedy", "random"], ["random", "greedy"]] * 2
+    for r in recs:
+        verify_record(r)
+    out = tmp_path / "lad"
+    args = ["ladder", "random", "greedy", "--hands", "8", "--matches", "1", "--out", str(out)]
+    assert scopa([*args, "--records"]) == 0
+    pair = out / "pairs" / "00-random__01-greedy.records.jsonl"
+    assert len(list(read_records(pair))) == 2
+    capsys.readouterr()
+    assert scopa([*args, "--records"]) == 0  # the pair and its records are reused
+    assert "reusing" in capsys.readouterr().err and len(list(read_records(pair))) == 2
+    assert scopa(["review", str(pair), "--agent", "pimc:worlds=4,depth=2", "--match", "2"]) == 0
+    assert "=== match 2 of" in capsys.readouterr().out

@@ -30,12 +30,13 @@ import argparse
 import copy
 import json
 import multiprocessing as mp
+import os
 import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -45,6 +46,7 @@ from scopa_env.files import file_errors
 from scopa_env.game import GameState, IllegalMoveError, apply, new_match
 from scopa_env.observation import info_set
 from scopa_env.play import derive_seed, has_reset
+from scopa_env.records import MatchRecorder, append_records, check_appendable
 from scopa_env.rules import Rules, parse_option, resolve_rules
 from scopa_env.rules.scoring import POINT_KEYS
 
@@ -148,6 +150,7 @@ class UnitJob:
     kind: str
     unit: int
     count: int
+    records: bool = False  # keep the game record of each match (``UnitResult.records``)
 
 
 @dataclass
@@ -166,6 +169,7 @@ class UnitResult:
     times: list[list[float]]
     choice_times: list[list[float]]  # moves with a choice only
     cpu_times: list[list[float]]
+    records: list[dict[str, Any]] = field(default_factory=list)  # matches, when kept
 
 
 def play_unit(job: UnitJob) -> UnitResult:
@@ -192,6 +196,12 @@ def play_unit(job: UnitJob) -> UnitResult:
             index.append(i)
     results: list[Any] = [None] * len(states)
     hands_played = [0] * len(states)
+    recorders: list[MatchRecorder] = []
+    if job.records and kind == "match":
+        names = (_canonical(job.a), _canonical(job.b))
+        recorders = [MatchRecorder(s, [names[0 if seat % 2 == t else 1]
+                                       for seat in range(job.rules.players)])
+                     for s, t in zip(states, a_team, strict=True)]
     times: list[list[float]] = [[], []]
     choice_times: list[list[float]] = [[], []]
     cpu_times: list[list[float]] = [[], []]
@@ -233,6 +243,8 @@ def play_unit(job: UnitJob) -> UnitResult:
                         f"not one of the legal ids {list(info.legal_actions)}")
                 s = states[g]
                 res = apply(s, int(act), check=False)
+                if recorders:
+                    recorders[g].observe(res, s)
                 if res.hand is None:
                     continue
                 hands_played[g] += 1
@@ -244,7 +256,8 @@ def play_unit(job: UnitJob) -> UnitResult:
                     results[g] = (int(s.winner == a_team[g]), hands_played[g],
                                   s.match_score[a_team[g]], s.match_score[1 - a_team[g]])
         active = [g for g in active if results[g] is None]
-    return UnitResult(kind, unit, index, a_team, results, times, choice_times, cpu_times)
+    return UnitResult(kind, unit, index, a_team, results, times, choice_times, cpu_times,
+                      [r.record for r in recorders])
 
 
 def evaluate(spec_a: AgentLike, spec_b: AgentLike, *, hands: int, seed: int,
@@ -252,14 +265,17 @@ def evaluate(spec_a: AgentLike, spec_b: AgentLike, *, hands: int, seed: int,
              options: dict[str, Any] | None = None, progress: bool = False,
              matches: int | None = None,
              on_progress: Callable[[int, int], None] | None = None,
-             backend: str = "local") -> EvalResult:
+             backend: str = "local", records: str | os.PathLike | None = None
+             ) -> EvalResult:
     """Evaluate A against B under evaluation.md's protocol.
 
     ``spec_a`` / ``spec_b``: spec strings, agent objects (``workers=1`` only) or
     picklable factories ``seed -> agent``. ``players=None`` keeps the rule set's.
     ``on_progress(done, total)`` is called after each unit with the paired deals and
     matches finished so far. ``backend="ray"`` plays the units as Ray tasks
-    (``agents.evaluation.ray_eval``; the same results)."""
+    (``agents.evaluation.ray_eval``; the same results). ``records``: append the game
+    record of every match (game-record.md; match by match, A's team 0 then 1; the
+    players named by their specs) to this file at the end."""
     if hands < 1:
         raise ValueError(f"hands must be at least 1, got {hands}")
     seed = check_seed(seed, "the evaluation seed")
@@ -280,8 +296,10 @@ def evaluate(spec_a: AgentLike, spec_b: AgentLike, *, hands: int, seed: int,
             check_rules = getattr(build_agent(x, 0), "check_rules", None)
             if check_rules is not None:
                 check_rules(r)
+    if records is not None:
+        check_appendable(records)
     jobs = [UnitJob(spec_a, spec_b, r, seed, "hand", u, hands) for u in range(-(-hands // UNIT))]
-    jobs += [UnitJob(spec_a, spec_b, r, seed, "match", u, n_matches)
+    jobs += [UnitJob(spec_a, spec_b, r, seed, "match", u, n_matches, records is not None)
              for u in range(-(-n_matches // UNIT))]
     t0 = time.perf_counter()
     bar = None
@@ -302,6 +320,8 @@ def evaluate(spec_a: AgentLike, spec_b: AgentLike, *, hands: int, seed: int,
         bar.close()
     elapsed = time.perf_counter() - t0
     outs.sort(key=lambda o: (o.kind != "hand", o.unit))
+    if records is not None:
+        append_records(records, [rec for o in outs for rec in o.records])
     return summarise(outs, spec_a=spec_a, spec_b=spec_b, rules=r, hands=hands,
                      n_matches=n_matches, seed=seed, workers=workers, elapsed=elapsed)
 
@@ -485,6 +505,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     add_common_args(p)
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument("--save", metavar="PATH", help="also write the JSON object to PATH")
+    p.add_argument("--records", metavar="FILE.jsonl", default=None,
+                   help="append the game record of every match to FILE (game-record.md: "
+                        "scopa replay, scopa review read it)")
 
     def command() -> int:
         args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
@@ -494,7 +517,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         res = evaluate(args.spec_a, args.spec_b, hands=args.hands, seed=args.seed,
                        rules=args.rules, players=args.players, workers=args.workers,
                        options=options_from_args(args), progress=progress,
-                       matches=args.matches, backend=args.backend)
+                       matches=args.matches, backend=args.backend, records=args.records)
         text = json.dumps(res.to_json(), indent=2)
         print(text if args.json else format_report(res))
         if args.save:

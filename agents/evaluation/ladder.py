@@ -15,7 +15,9 @@ parameters), ``ladder.md``, ``ladder.png`` and ``README.md``, the leaderboard
 (``agents.evaluation.leaderboard``: ranks with their uncertainty, the margin against ``pimc``,
 time per move); each pair's full evaluation is kept
 in ``DIR/pairs/`` and reused when the ladder is re-run with the same parameters (and,
-for learned agents, the same weights: their ``fingerprint(rules)``).
+for learned agents, the same weights: their ``fingerprint(rules)``). With ``--records``
+the game records of each pair's matches are kept beside it
+(``DIR/pairs/PAIR.records.jsonl``, game-record.md: ``scopa replay``, ``scopa review``).
 """
 
 from __future__ import annotations
@@ -58,8 +60,11 @@ def _slug(spec: str) -> str:
 def run_pairs(specs: Sequence[str], *, hands: int, seed: int, out: Path, rules: str = "scopa",
               players: int | None = None, options: dict[str, Any] | None = None,
               workers: int = 1, matches: int | None = None, progress: bool = False,
-              log: Any = None, backend: str = "local") -> list[EvalResult]:
-    """Evaluate every pair (cached in ``out/pairs``); one result per pair, in order."""
+              log: Any = None, backend: str = "local", records: bool = False
+              ) -> list[EvalResult]:
+    """Evaluate every pair (cached in ``out/pairs``); one result per pair, in order.
+    ``records``: keep each pair's match records in ``PAIR.records.jsonl`` beside it (a
+    cached pair without them is played again)."""
     pairs_dir = out / "pairs"
     with file_errors(pairs_dir, "create the ladder's pairs folder"):
         pairs_dir.mkdir(parents=True, exist_ok=True)
@@ -71,15 +76,24 @@ def run_pairs(specs: Sequence[str], *, hands: int, seed: int, out: Path, rules: 
                   "players": players, "options": options or {}, "matches": matches,
                   "protocol": PROTOCOL,
                   **_fingerprints(a, b, rules=resolve_rules(rules, players, options))}
+        kept = path.with_suffix(".records.jsonl")
         cached = _cached(path, params)
+        if records and not kept.exists():
+            cached = None
         if cached is not None:
             results.append(cached)
             if log:
                 print(f"{a} vs {b}: reusing {path}", file=log)
             continue
+        fresh = kept.with_name(f".{kept.name}.new") if records else None
+        if fresh is not None:
+            fresh.unlink(missing_ok=True)
         res = evaluate(a, b, hands=hands, seed=seed, rules=rules, players=players,
                        workers=workers, options=options, progress=progress, matches=matches,
-                       backend=backend)
+                       backend=backend, records=fresh)
+        if fresh is not None:  # whole or not at all, as the pair's result
+            with file_errors(kept, "keep the pair's match records in"):
+                fresh.replace(kept)
         text = json.dumps({"params": params, "result": res.to_json()}, indent=1) + "\n"
         # atomic: a ladder run at the same time reads it whole or not at all
         write_atomic(text.encode("utf-8"), path, "write the pair's result to")
@@ -269,9 +283,10 @@ def ladder(specs: Sequence[str], *, hands: int, seed: int, out: str | Path,
            rules: str = "scopa", players: int | None = None,
            options: dict[str, Any] | None = None, workers: int = 1,
            matches: int | None = None, progress: bool = False, log: Any = None,
-           backend: str = "local") -> dict[str, Any]:
+           backend: str = "local", records: bool = False) -> dict[str, Any]:
     """Run the round robin, fit the ratings and write every output; the table.
-    ``backend="ray"``: every pair's deals are Ray tasks (the same results)."""
+    ``backend="ray"``: every pair's deals are Ray tasks (the same results); ``records``:
+    keep the matches' game records (``run_pairs``)."""
     if len(specs) < 2:
         raise ValueError("a ladder needs at least two agents")
     names = [_canonical(s) for s in specs]
@@ -288,7 +303,7 @@ def ladder(specs: Sequence[str], *, hands: int, seed: int, out: str | Path,
     writable_file(out / "ratings.json", "ladder output")  # before any pair is played
     results = run_pairs(specs, hands=hands, seed=seed, out=out, rules=rules, players=players,
                         options=options, workers=workers, matches=matches, progress=progress,
-                        log=log, backend=backend)
+                        log=log, backend=backend, records=records)
     table = fit(names, results)
     meta = {"rules": r.name, "players": r.players, "options": options or {},
             "hands": hands, "seed": seed, "matches": results[0].matches.paired,
@@ -305,6 +320,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     p.add_argument("specs", nargs="+", metavar="SPEC", help="agent specs (two or more)")
     add_common_args(p)
     p.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    p.add_argument("--records", action="store_true",
+                   help="keep the game records of each pair's matches in "
+                        "DIR/pairs/PAIR.records.jsonl (scopa replay, scopa review)")
 
     def command() -> int:
         args = p.parse_args(list(sys.argv[1:] if argv is None else argv))
@@ -312,7 +330,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         res = ladder(args.specs, hands=args.hands, seed=args.seed, out=args.out, rules=args.rules,
                      players=args.players, options=options_from_args(args),
                      workers=args.workers, matches=args.matches, progress=progress,
-                     log=sys.stderr, backend=args.backend)
+                     log=sys.stderr, backend=args.backend, records=args.records)
         print(ratings_markdown(res, res))
         print(f"wrote {args.out}/README.md (the leaderboard), ratings.csv, ratings.json, "
               f"ladder.md" + (", ladder.png" if res["chart"] else ""))
