@@ -1,5 +1,4 @@
-"""The scopa command: record, replay, review, verify and play matches; eval, ladder, exploit,
-train.
+"""The scopa command: record, replay, review, verify, play matches; eval, ladder, exploit, train.
 
 The top layer: it imports the engine (``scopa_env``) and the command plumbing
 (``agents.commands``), the rest of the agents and the trainer only when a subcommand
