@@ -352,3 +352,17 @@ def test_records_kept_by_eval_and_the_ladder_are_reviewed(tmp_path: Path, capsys
     assert "reusing" in capsys.readouterr().err and len(list(read_records(pair))) == 2
     assert scopa(["review", str(pair), "--agent", "pimc:worlds=4,depth=2", "--match", "2"]) == 0
     assert "=== match 2 of" in capsys.readouterr().out
+
+
+def test_a_four_player_match_is_reviewed_seat_by_seat(tmp_path: Path) -> None:
+    rules = make_rules("scopone_scientifico")
+    rec = play_match(rules, 8, [make_agent("greedy"), make_agent("random", seed=1)] * 2,
+                     ["greedy", "random", "greedy", "random"])
+    review = review_match(rec, Reviewer("pimc:worlds=3,depth=2", seed=1))
+    assert [s.player for s in review.seats] == ["greedy", "random", "greedy", "random"]
+    for s in review.seats:
+        assert s.decisions and all(d.seat == s.seat and d.loss is not None and d.loss >= 0
+                                   for d in s.decisions)
+    assert len(review.decisions) == sum(
+        1 for st in replay(rec)
+        if len(info_set(st.state_before, st.state_before.to_move).legal_actions) > 1)
