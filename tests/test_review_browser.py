@@ -9,6 +9,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from agents import make_agent
 from scopa_cli import main as scopa
 from scopa_env.play import play_match
@@ -55,11 +57,12 @@ def test_review_page_in_the_browser(driver: Any, tmp_path: Path) -> None:  # noq
         assert (got["hand"], got["move"]) == (str(d["hand"]), str(d["move"]))
         assert got["texts"] == [m["text"] for m in d["moves"]]
         values = [m["value"] for m in d["moves"]]
-        lo, hi = min(0, *values), max(0, *values)
+        hi = max(values)
+        lo = hi - max(1.25 * (hi - min(values)), 0.5)
         for w, v in zip(got["widths"], values, strict=True):
-            assert w > 0
-            want = max(0.02, (v - lo) / (hi - lo)) if hi > lo else 0.02
-            assert abs(w - want * got["track"]) < 1.5
+            assert abs(w - max(0.02, (v - lo) / (hi - lo)) * got["track"]) < 1.5
+        assert max(got["widths"]) == pytest.approx(got["track"], abs=1.5)
+        assert min(got["widths"]) >= 0.19 * got["track"]
         assert got["played"] == [d["played"]] and got["best"] == [d["best"]]
         assert float(got["loss"]) == d["loss"]
     # a move that was no decision says so; the deal too
@@ -95,4 +98,32 @@ def test_review_page_in_the_browser(driver: Any, tmp_path: Path) -> None:  # noq
     assert driver.execute_script("return document.getElementById('review-marker')"
                                  ".getAttribute('x1')") != before
     driver.save_screenshot(str(tmp_path / "review.png"))
+    _no_page_errors(driver)
+
+
+def test_the_networks_calls_are_drawn_as_probabilities(driver: Any, tmp_path: Path  # noqa: F811
+                                                        ) -> None:
+    rec = play_match(make_rules("scopa"), 9, [make_agent("expert"), make_agent("greedy")],
+                     ["expert", "greedy"])
+    records, page = tmp_path / "games.jsonl", tmp_path / "review.html"
+    append_records(records, [rec])
+    assert scopa(["review", str(records), "--agent", "pretrained:search=on,worlds=8",
+                  "--out", str(page)]) == 0
+    driver.get(page.as_uri())
+    decisions = driver.execute_script("return REVIEW.decisions")
+    kinds = {d["how"] for d in decisions}
+    assert {"network", "search", "exact"} <= kinds
+    for d in decisions:
+        if d["how"] not in ("network", "search"):
+            continue
+        frame = driver.execute_script(f"return DATA.hands[{d['hand']}].start") + d["move"] + 1
+        driver.execute_script(f"go({frame})")
+        got = driver.execute_script(SHOWN)
+        if d["how"] == "network":  # the network's call, played: its probabilities
+            for w, m in zip(got["widths"], d["moves"], strict=True):
+                assert abs(w - max(0.02, m["prob"]) * got["track"]) < 1.5
+            assert "probability" in got["text"] and "nothing lost" in got["text"]
+        else:  # a move the search did not roll out has no bar
+            for w, m in zip(got["widths"], d["moves"], strict=True):
+                assert (w > 0) == (m["value"] is not None)
     _no_page_errors(driver)

@@ -132,8 +132,10 @@ function reviewDecision(box, d) {
   const byValue = d.moves.some((m) => m.value !== null);
   const key = byValue ? "value" : "prob";
   const vals = d.moves.map((m) => m[key]).filter((v) => v !== null);
-  const lo = byValue ? Math.min(0, ...vals) : 0;
-  const hi = Math.max(lo + 1e-9, byValue ? Math.max(0, ...vals) : 1);
+  // values: the best move's bar full, the worst's a fifth of it (moves 0.5 point or
+  // less apart drawn nearly alike); probabilities: from 0 to 1
+  const hi = byValue ? Math.max(...vals) : 1;
+  const lo = byValue ? hi - Math.max(1.25 * (hi - Math.min(...vals)), 0.5) : 0;
   const how = { search: "the search's mean hand margin", exact: "the exact hand margin",
                 network: "the network's probability", forced: "" }[d.how] ||
               d.how + "'s value";
