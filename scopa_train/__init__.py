@@ -5,7 +5,8 @@
 - ``bundled``: the configs that ship with the kit (``configs/``), found by name;
 - ``framework``: what every stage kind shares (counters, checkpoints, stops, the clock,
   progress, TensorBoard, evaluation);
-- ``stages``: the stage kinds (``ppo``, ``last_deal``, ``suit_distill``);
+- ``stages``: the stage kinds (``ppo``, ``last_deal``, ``distill``, ``dmc``), each declared
+  once there (``KINDS``);
 - ``recipe``: runs a config's stages into one run folder, resumable by running it again;
 - ``rollout``, ``ppo``, ``search_labels``, ``evaluation``, ``ray_backend``: the pieces the
   stages use; ``report``, ``exploit``, ``cli``: commands.

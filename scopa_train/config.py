@@ -34,6 +34,7 @@ import importlib.util
 import json
 import math
 import re
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -43,8 +44,10 @@ import yaml
 from agents import check_spec
 from scopa_env.rules import NAMED_RULES, OPTION_NAMES, resolve_rules
 
+from .stages import KINDS, RENAMED, kind_name
+
 OPPONENT_KINDS = ("self", "past", "random", "greedy", "expert")
-STAGE_KINDS = ("ppo", "last_deal", "suit_distill", "dmc")
+STAGE_KINDS = tuple(KINDS)  # declared once, in scopa_train.stages
 MAX_SEED = 2**63 - 1
 # a run or stage name is one folder name: it cannot place the run outside runs_dir
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
@@ -242,9 +245,8 @@ SECTIONS: dict[str, type] = {
     "last_deal": LastDealSection, "distill": DistillSection,
     "evaluation": EvaluationSection, "checkpoints": CheckpointsSection}
 # the stage kinds that read a section (the others are read by every kind)
-SECTION_KINDS = {"ppo": ("ppo",), "dmc": ("dmc",), "checkpoints": ("ppo", "dmc"),
-                 "fit": ("last_deal", "suit_distill"),
-                 "last_deal": ("last_deal",), "distill": ("suit_distill",)}
+SECTION_KINDS = {section: tuple(k for k, kind in KINDS.items() if section in kind.sections)
+                 for section in SECTIONS if any(section in k.sections for k in KINDS.values())}
 # the settings of a stage besides its sections (``opponents`` is a mapping of weights)
 STAGE_KEYS = ("name", "kind", "init_from", "opponents")
 PREVIOUS = "previous-stage"  # init_from of a recipe stage: the policy of the stage before
@@ -472,6 +474,7 @@ def validate(cfg: StageConfig) -> None:
     if not NAME_RE.fullmatch(str(cfg.name)):
         raise ConfigError(f"stage name {cfg.name!r} must be a plain folder name: letters, "
                           f"digits and _ . + - (at most 100, starting with a letter or digit)")
+    cfg.kind = kind_name(cfg.kind)  # an earlier name (stage_from_dict says so)
     if cfg.kind not in STAGE_KINDS:
         raise ConfigError(f"config key 'kind' must be one of {', '.join(map(repr, STAGE_KINDS))}"
                           f", got {cfg.kind!r}")
@@ -505,25 +508,25 @@ def validate(cfg: StageConfig) -> None:
     if p.ent_coef_final > p.ent_coef:
         raise ConfigError(f"config key 'ppo.ent_coef_final' ({p.ent_coef_final}) must not "
                           f"exceed 'ppo.ent_coef' ({p.ent_coef})")
-    if cfg.kind == "ppo" and p.endgame_coef > 0:
+    kind = KINDS[cfg.kind]  # a section's own checks where the stage's kind reads it
+    if "ppo" in kind.sections and p.endgame_coef > 0:
         _needs_two_player_points(cfg, "config key 'ppo.endgame_coef'",
                                  "the exact last-deal values are hand points margins, and "
                                  "only 2-player seats know every card once the deck is empty")
-    if cfg.kind != "ppo":
-        if not cfg.init_from and cfg.kind != "dmc":
-            raise ConfigError(f"stage kind {cfg.kind!r} needs 'init_from': the policy whose "
-                              f"rollouts it learns from")
-        if r.backend != "local":
-            raise ConfigError(f"stage kind {cfg.kind!r} runs with rollouts.backend: local")
-    if cfg.kind == "last_deal":
+    if kind.from_policy and not cfg.init_from:
+        raise ConfigError(f"stage kind {cfg.kind!r} needs 'init_from': the policy whose "
+                          f"rollouts it learns from")
+    if not kind.ray and r.backend != "local":
+        raise ConfigError(f"stage kind {cfg.kind!r} runs with rollouts.backend: local")
+    if "last_deal" in kind.sections:
         _needs_two_player_points(cfg, "stage kind 'last_deal'", "the exact values are hand "
                                  "points margins of 2-player last deals")
         if cfg.last_deal.width % cfg.last_deal.heads:
             raise ConfigError(f"config key 'last_deal.width' = {cfg.last_deal.width} must be a "
                               f"multiple of 'last_deal.heads' = {cfg.last_deal.heads}")
-    if cfg.kind == "suit_distill":
+    if "distill" in kind.sections:
         _validate_distill(cfg.distill)
-    if cfg.kind == "dmc":
+    if "dmc" in kind.sections:
         if r.episode != "hand":
             raise ConfigError("stage kind 'dmc' needs rollouts.episode: hand (its targets are "
                               "the Monte-Carlo returns of whole episodes within a rollout)")
@@ -532,7 +535,7 @@ def validate(cfg: StageConfig) -> None:
                               f"not exceed 'dmc.epsilon' ({cfg.dmc.epsilon})")
     _validate_rules(cfg)
     # last: what this machine lacks, once the config itself holds together
-    if r.backend == "ray" and cfg.kind == "ppo" and importlib.util.find_spec("ray") is None:
+    if r.backend == "ray" and kind.ray and importlib.util.find_spec("ray") is None:
         raise ConfigError("config key 'rollouts.backend' is 'ray' but Ray is not installed: "
                           "pip install -e .[ray]")
 
@@ -629,6 +632,11 @@ def stage_from_dict(data: Any, source: str = "config") -> StageConfig:
         raise ConfigError(f"{source} must be a mapping of keys to values, got "
                           f"{type(data).__name__}")
     _old_keys(data, source)
+    if data.get("kind") in RENAMED:  # read as the kind it became, said in one line
+        new = RENAMED[data["kind"]]
+        print(f"{source}: stage kind {data['kind']!r} is the earlier name of {new!r}; read as "
+              f"{new!r}", file=sys.stderr)
+        data = {**data, "kind": new}
     unknown = sorted(map(str, set(data) - set(SECTIONS) - set(STAGE_KEYS)))
     if unknown:
         raise ConfigError(f"unknown config key(s) {', '.join(map(repr, unknown))} in {source}; "
@@ -655,6 +663,17 @@ class Recipe:
 
 
 def config_digest(data: dict[str, Any]) -> str:
+    """A config's fingerprint. Stage kinds count under their first names (``RENAMED``), so
+    a run started before a kind was renamed is still found by the same config."""
+    first = {new: old for old, new in RENAMED.items()}
+
+    def named(d: Any) -> Any:
+        return {**d, "kind": first.get(d["kind"], d["kind"])} \
+            if isinstance(d, dict) and isinstance(d.get("kind"), str) else d
+
+    data = named(data)
+    if isinstance(data.get("stages"), list):
+        data = {**data, "stages": [named(st) for st in data["stages"]]}
     return hashlib.sha256(json.dumps(data, sort_keys=True, default=str).encode()).hexdigest()
 
 
@@ -771,7 +790,7 @@ def _check_reaches_a_stage(data: dict[str, Any], section: str, key: str, item: s
     change nothing: refused, naming the stages."""
     kinds = SECTION_KINDS.get(section, STAGE_KINDS)
     users = [st for st in data.get("stages") or [] if isinstance(st, dict)
-             and st.get("kind") in kinds]
+             and kind_name(st.get("kind")) in kinds]
     if users and all(isinstance(st.get(section), dict) and key in st[section] for st in users):
         names = ", ".join(str(st.get("name")) for st in users)
         raise ConfigError(f"--set {item} changes no stage: every stage that uses it ({names}) "
@@ -838,9 +857,8 @@ def describe() -> str:
     lines = [
         "Top-level keys (or each stage's, in a recipe's `stages:` list):",
         f"  kind (str, default 'ppo'; one of {list(STAGE_KINDS)}): what the stage trains: "
-        "'ppo' self-play PPO; 'last_deal' fits a last-deal scorer to exact values; "
-        "'suit_distill' fits the network to its suit-averaged self (and search labels); "
-        "'dmc' Deep Monte-Carlo: Q per legal move fitted to self-play returns",
+        + "; ".join(f"{name!r} {kind.help}" for name, kind in KINDS.items())
+        + "".join(f" ({old!r}: the earlier name of {new!r})" for old, new in RENAMED.items()),
         f"  init_from (str, default ''): {INIT_FROM_HELP}",
         f"  opponents (mapping, default {DEFAULT_OPPONENTS}): {OPPONENTS_HELP}",
         "  stages (list): a recipe: each stage a mapping with name, kind, optional "

@@ -20,7 +20,6 @@ import dataclasses
 import time
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import yaml
@@ -39,10 +38,8 @@ from .config import (
     stage_from_dict,
 )
 from .framework import Log, clean_run_temps, interpreter, make_run_dir, resume_command, write_config
-from .stages import dmc, last_deal_scorer, ppo_selfplay, suit_distill
+from .stages import KINDS, kind_name, stage_module
 
-KINDS: dict[str, ModuleType] = {"ppo": ppo_selfplay, "last_deal": last_deal_scorer,
-                                "suit_distill": suit_distill, "dmc": dmc}
 RECIPE_FILE = "recipe.yaml"
 SHAPE_KEYS = ("width", "layers", "heads")  # of the last-deal scorer
 
@@ -126,7 +123,7 @@ def check_fits(recipe: Recipe, run_dir: Path) -> None:
             continue  # unreadable: the stage's own checkpoint is checked when it resumes
         if not isinstance(old, dict):
             continue
-        if old.get("kind") != cfg.kind:
+        if kind_name(old.get("kind")) != cfg.kind:
             raise ConfigError(f"{folder} holds a {old.get('kind')!r} stage; 'kind' cannot "
                               f"change on a resume: start a new run instead")
         shapes = {"network": dataclasses.asdict(cfg.network),
@@ -173,7 +170,7 @@ def run_recipe(recipe: Recipe, *, new: bool = False, run_dir: Path | None = None
     resume), its ``recipe.yaml`` becomes this recipe once a stage accepts it."""
     for i, cfg in enumerate(recipe.stages):  # what can fail before any folder exists
         if i == 0 or cfg.init_from != PREVIOUS:  # a first stage cannot start from one before
-            KINDS[cfg.kind].check_ready(cfg)
+            stage_module(cfg.kind).check_ready(cfg)
     clean_runs(Path(recipe.run.runs_dir), log)
     if run_dir is None and not new:
         run_dir = find_run(recipe)
@@ -240,6 +237,8 @@ def _changed(cfg: StageConfig, folder: Path) -> bool:
         return False
     # a section the saved config lacks (``dmc``, say) came to the kit after it trained
     now = {k: v for k, v in cfg.to_dict().items() if k in saved}
+    if isinstance(saved, dict) and "kind" in saved:  # a kind renamed since is the same
+        saved["kind"] = kind_name(saved["kind"])
     for d in (saved, now):
         d.pop("init_from", None)
         if isinstance(d.get("run"), dict):
@@ -251,11 +250,11 @@ def _run_stage(cfg: StageConfig, folder: Path, state: str, *, stop_after_updates
                ready: Callable[[], None] = lambda: None, **kw: Any) -> dict[str, Any]:
     """Build (or resume) one stage in ``folder`` and train it; ``ready()`` is called
     once the stage is built (a refused resume changes nothing)."""
-    kind = KINDS[cfg.kind]
+    kind = stage_module(cfg.kind)
     if state == "stopped":
         clean_run_temps(folder, kw["log"])
         ck = load_checkpoint(folder / "checkpoints" / "latest.pt", kind="training")
-        if ck["config"].get("kind") != cfg.kind:
+        if kind_name(ck["config"].get("kind")) != cfg.kind:
             raise ConfigError(f"{folder} holds a {ck['config'].get('kind')!r} stage; 'kind' "
                               f"cannot change on a resume: start a new run instead")
         stage = kind.resume(ck, cfg, folder, **kw)
@@ -300,14 +299,14 @@ def _resume_stage(path: Path, overrides: list[str], progress: bool,
                               f"(RUN/checkpoints/NAME.pt): resume a run directory written by "
                               f"train.py, or one of its checkpoints")
     data = apply_overrides(ck["config"], overrides)
-    if data.get("kind") != ck["config"].get("kind"):
+    if kind_name(data.get("kind")) != kind_name(ck["config"].get("kind")):
         raise ConfigError(f"--resume continues the stage's kind ({ck['config'].get('kind')!r});"
                           f" 'kind' cannot be changed with --set: start a new run instead")
     cfg = stage_from_dict(data, f"checkpoint {ck['path']}")
     cfg.torch_device()
     folder = ck_path.parent.parent
     clean_run_temps(folder, log)
-    stage = KINDS[cfg.kind].resume(ck, cfg, folder, progress=progress, log=log)
+    stage = stage_module(cfg.kind).resume(ck, cfg, folder, progress=progress, log=log)
     write_config(cfg, folder)  # only once the checkpoint fits the config
     log(f"resuming {folder} at update {stage.counters.update}, "
         f"{stage.counters.env_steps:,} env steps")

@@ -158,7 +158,7 @@ def _cfg(tmp_path: Path, *extra: str, base: Path | None = None):
 def test_the_recipe_ends_with_expert_iteration():
     stages = load_recipe(RECIPE).stages
     last = stages[-1]
-    assert last.name == "expert_iteration" and last.kind == "suit_distill"
+    assert last.name == "expert_iteration" and last.kind == "distill"
     assert is_self(last.distill.search) and last.distill.search_decisions > 0
 
 

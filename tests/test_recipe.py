@@ -34,7 +34,7 @@ stages:
     fit: {decisions: 200, epochs: 2, batch: 64}
     last_deal: {width: 16, layers: 1, heads: 2}
   - name: distill
-    kind: suit_distill
+    kind: distill
     fit: {decisions: 200, epochs: 1, batch: 64}
 """
 

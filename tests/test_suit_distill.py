@@ -1,4 +1,4 @@
-"""The suit-distillation stage (kind: suit_distill): its targets are the agent's
+"""The suit-distillation stage (kind: distill): its targets are the agent's
 suit-averaged scores, a run fits, carries the last-deal scorer, resumes where it stopped
 to the same weights, and bad configs are refused."""
 

@@ -43,8 +43,8 @@ def test_the_shipped_recipe_lists_six_stages_each_from_the_one_before() -> None:
     recipe = load_recipe(CONFIGS / "recipe.yaml")
     assert [(s.name, s.kind) for s in recipe.stages] == [
         ("ppo", "ppo"), ("finetune", "ppo"), ("last_deal", "last_deal"),
-        ("suit_distill", "suit_distill"), ("search_distill", "suit_distill"),
-        ("expert_iteration", "suit_distill")]
+        ("suit_distill", "distill"), ("search_distill", "distill"),
+        ("expert_iteration", "distill")]
     first, *rest = recipe.stages
     assert first.init_from == "" and all(s.init_from == PREVIOUS for s in rest)
     # sections merge key by key over the shared ones; opponents are replaced whole
@@ -54,6 +54,31 @@ def test_the_shipped_recipe_lists_six_stages_each_from_the_one_before() -> None:
     assert last_deal.opponents == {"self": 0.5, "greedy": 0.25, "expert": 0.25}
     assert last_deal.run.seed == 3 and last_deal.run.device == "cpu"
     assert last_deal.evaluation.hands == 200 and last_deal.evaluation.best_metric == "pimc"
+
+
+def test_a_stage_kind_is_declared_once_and_its_earlier_name_still_read(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The kinds, the sections each reads and the validation come from one registry
+    (``scopa_train.stages.KINDS``); a config or checkpoint naming a kind by its earlier
+    name (``suit_distill``) is read as the kind it became, said in one line, and is still
+    the same config (its digest finds the run it started)."""
+    from scopa_train.config import SECTION_KINDS, STAGE_KINDS, config_digest
+    from scopa_train.stages import KINDS, RENAMED, stage_module
+
+    assert STAGE_KINDS == tuple(KINDS) and RENAMED == {"suit_distill": "distill"}
+    assert SECTION_KINDS["fit"] == ("last_deal", "distill")
+    assert all(hasattr(stage_module(k), "build") for k in KINDS)
+    text = (CONFIGS / "expert_iteration.yaml").read_text()
+    assert "kind: distill" in text
+    old = tmp_path / "old.yaml"
+    old.write_text(text.replace("kind: distill", "kind: suit_distill"))
+    capsys.readouterr()
+    recipe = load_recipe(old)
+    lines = capsys.readouterr().err.splitlines()
+    assert [s.kind for s in recipe.stages] == ["distill"] and len(lines) == 1
+    assert "'suit_distill' is the earlier name of 'distill'" in lines[0]
+    assert recipe.digest() == load_recipe(CONFIGS / "expert_iteration.yaml").digest()
+    assert config_digest({"kind": "distill"}) == config_digest({"kind": "suit_distill"})
 
 
 def test_overrides_are_typed() -> None:
@@ -447,7 +472,7 @@ def test_ray_missing_is_reported_after_the_configs_own_contradictions(
     real = importlib.util.find_spec
     monkeypatch.setattr(importlib.util, "find_spec",
                         lambda name, *a: None if name == "ray" else real(name, *a))
-    with pytest.raises(ConfigError, match="'suit_distill' runs with rollouts.backend: local"):
+    with pytest.raises(ConfigError, match="'distill' runs with rollouts.backend: local"):
         load_recipe(CONFIGS / "recipe.yaml", ["suit_distill.rollouts.backend=ray"])
     with pytest.raises(ConfigError, match=r"Ray is not installed: pip install -e \.\[ray\]"):
         load_config(CONFIGS / "smoke.yaml", ["rollouts.backend=ray", "rollouts.ray_workers=2"])

@@ -1,6 +1,6 @@
 """What the fitting stage kinds share: rollouts of a fixed policy, then epochs of minibatches.
 
-A fitting stage (kind ``last_deal``, kind ``suit_distill``) collects ``fit.decisions``
+A fitting stage (kind ``last_deal``, kind ``distill``) collects ``fit.decisions``
 decisions from rollouts of the ``init_from`` policy (``play_rollouts``), then fits a
 network to targets computed for them, epoch by epoch (``FittingStage``): Adam with a
 cosine learning rate (``fit.lr``), ``fit.epochs`` passes of ``fit.batch`` decisions, a

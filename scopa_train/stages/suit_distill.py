@@ -1,4 +1,5 @@
-"""Stage kind ``suit_distill``: teach the policy network to play alike in every suit view.
+"""Stage kind ``distill`` (earlier ``suit_distill``): search distillation and expert
+iteration; at its core, teach the policy network to play alike in every suit view.
 
 Cups, swords and clubs play alike (``scopa_env.suit_maps``), but a network trained by PPO
 on card one-hots scores the 6 renamings of a decision differently: the PPO network of
@@ -252,7 +253,7 @@ def padded(per_move: np.ndarray, row: np.ndarray, col: np.ndarray, n: int, width
 class SuitDistillStage(FittingStage):
     """The suit-distillation stage: the student fits the teacher's suit-averaged policy."""
 
-    KIND = "suit_distill"
+    KIND = "suit_distill"  # TensorBoard tags and progress (the kind is "distill" since)
 
     def __init__(self, cfg: StageConfig, run_dir: Path, teacher: PolicyNet,
                  last_deal: LastDealNet | None, **kw: Any) -> None:
