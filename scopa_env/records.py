@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .cards import CODES, RANK, RANK_MASK, SUIT, card_id, cards_of, mask_of
+from .cards import CODES, RANK, SUIT, card_id, cards_of, mask_of
 from .files import (
     DamagedFile,
     append_lines,
@@ -23,6 +23,7 @@ from .files import (
 from .game import GameState, HandResult, IllegalMoveError, StepResult, apply, new_match
 from .moves import ACE_ALL_BASE, action_id
 from .rules import OPTION_NAMES, make_rules
+from .rules.capture import ALL_CARDS, legal_captures
 
 FORMAT = "scopa-record/1"
 
@@ -247,9 +248,9 @@ def record_action(state: GameState, move: dict[str, Any]) -> int:
     card = card_id(move["card"])
     capture = mask_of(card_id(c) for c in move["capture"])
     rules = state.rules
-    if (rules.ace_takes_all and RANK[card] == 1 and state.table
-            and not state.table & RANK_MASK[1]):
-        return ACE_ALL_BASE + SUIT[card]
+    if RANK[card] == 1 and legal_captures(card, state.table, rules.capture_rule,
+                                          rules.ace_takes_all) == (ALL_CARDS,):
+        return ACE_ALL_BASE + SUIT[card]  # the ace takes all: the record lists the table
     return action_id(card, capture)
 
 
