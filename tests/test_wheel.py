@@ -13,12 +13,14 @@ from __future__ import annotations
 import email.parser
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import tarfile
 import urllib.request
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -160,15 +162,19 @@ def one_line_error(done: subprocess.CompletedProcess[str]) -> str:
 
 
 @pytest.fixture(scope="module")
-def user(dist, tmp_path_factory: pytest.TempPathFactory) -> User:
-    """The wheel alone (the env without torch) in a venv without system site packages."""
+def user(dist, tmp_path_factory: pytest.TempPathFactory) -> Iterator[User]:
+    """The wheel alone (the env without torch) in a venv without system site packages
+    (removed afterwards: with torch it is over a GB)."""
     base = tmp_path_factory.mktemp("user")
     assert ROOT not in base.parents
     u = User(base / "venv", base / "work")
     u.home.mkdir()
     u.run(sys.executable, "-m", "venv", str(u.venv), timeout=300)
-    u.pip(str(dist["wheel"]))
-    return u
+    try:
+        u.pip(str(dist["wheel"]))
+        yield u
+    finally:
+        shutil.rmtree(u.venv, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
