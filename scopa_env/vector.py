@@ -285,12 +285,7 @@ class VectorScopaEnv(GameViews):
     def set_next_decks(self, games: Any, decks: Any) -> None:
         """Fix the deal order of the next hand dealt in each of ``games`` (a redeal
         deck is refused, as by ``game.start_hand``)."""
-        games = [int(g) for g in games]
-        if len(games) != len(decks):
-            raise ValueError(f"{len(games)} games but {len(decks)} decks")
-        for g, d in zip(games, decks, strict=True):
-            if not 0 <= g < self.num_envs:
-                raise ValueError(f"game index {g} is out of range 0..{self.num_envs - 1}")
+        for g, d in zip(self._games(games, decks, "decks"), decks, strict=True):
             try:
                 deck = played_deck(list(d), self.rules)
             except ValueError as e:

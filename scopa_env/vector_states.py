@@ -20,6 +20,16 @@ from .vector_tables import to_rank_major
 class GameViews:
     """``VectorScopaEnv``'s single-game views (see the module docstring)."""
 
+    def _games(self, games: Any, items: Any, what: str) -> list[int]:
+        """``games`` as game indices, one for each of ``items`` (``what``: their name)."""
+        games = [int(g) for g in games]
+        if len(games) != len(items):
+            raise ValueError(f"{len(games)} games but {len(items)} {what}")
+        for g in games:
+            if not 0 <= g < self.num_envs:
+                raise ValueError(f"game index {g} is out of range 0..{self.num_envs - 1}")
+        return games
+
     def info_set(self, i: int) -> InfoSet:
         """The information set of the seat to move in game ``i`` (legal moves included)."""
         lc = int(self.last_capture[i])
@@ -39,12 +49,7 @@ class GameViews:
         of each deck is rearranged to hold the hands where they were dealt (what is
         still to be dealt stays). Those matches produce no record."""
         r, p = self.rules, self.players
-        games = [int(g) for g in games]
-        if len(games) != len(states):
-            raise ValueError(f"{len(games)} games but {len(states)} states")
-        for g, st in zip(games, states, strict=True):
-            if not 0 <= g < self.num_envs:
-                raise ValueError(f"game index {g} is out of range 0..{self.num_envs - 1}")
+        for g, st in zip(self._games(games, states, "states"), states, strict=True):
             if st.rules != r:
                 raise ValueError(f"game {g}: the state's rules {st.rules} are not this "
                                  f"environment's {r}")

@@ -632,7 +632,7 @@ def stage_from_dict(data: Any, source: str = "config") -> StageConfig:
         raise ConfigError(f"{source} must be a mapping of keys to values, got "
                           f"{type(data).__name__}")
     _old_keys(data, source)
-    if data.get("kind") in RENAMED:  # read as the kind it became, said in one line
+    if isinstance(data.get("kind"), str) and data["kind"] in RENAMED:  # said in one line
         new = RENAMED[data["kind"]]
         print(f"{source}: stage kind {data['kind']!r} is the earlier name of {new!r}; read as "
               f"{new!r}", file=sys.stderr)
