@@ -498,9 +498,12 @@ def test_thread_wait_policy_set_where_a_process_starts(user: dict[str, str], pol
     import subprocess
     import sys
 
-    env = {k: v for k, v in os.environ.items() if k not in ("OMP_WAIT_POLICY", "GOMP_SPINCOUNT")}
-    code = ("import os, sys; before = dict(os.environ); "
-            "import scopa_env, agents, scopa_policy, scopa_train, scopa_train.cli, scopa_cli; "
+    env = {k: v for k, v in os.environ.items() if k not in (
+        "OMP_WAIT_POLICY", "GOMP_SPINCOUNT", "PYGAME_HIDE_SUPPORT_PROMPT", "SDL_AUDIODRIVER")}
+    code = ("import os, sys, gymnasium, pettingzoo; "  # these two set PYGAME_* and SDL_* themselves
+            "before = dict(os.environ); "
+            "import scopa_env, agents, scopa_policy, scopa_train, scopa_train.cli, scopa_web, "
+            "scopa_cli; "
             "assert dict(os.environ) == before, 'importing the kit set the environment'; "
             f"assert 'torch' not in sys.modules; {entry}; "
             "print(os.environ.get('OMP_WAIT_POLICY'), os.environ.get('GOMP_SPINCOUNT'))")
