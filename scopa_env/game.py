@@ -86,6 +86,10 @@ class GameState:
         s.__dict__ = d
         return s
 
+    def __deepcopy__(self, memo: dict) -> GameState:
+        # ``copy`` is a deep copy: what it shares (cards, rules, the deck) is immutable
+        return self.copy()
+
     @property
     def players(self) -> int:
         return self.rules.players

@@ -199,7 +199,7 @@ class ScopaState(pyspiel.State):
         """The seat's legal catalogue ids (ascending), the engine's."""
         if player != self.current_player():
             return []
-        return sorted(self.s.legal_actions())
+        return self.s.legal_actions()  # the engine's are ascending
 
     def chance_outcomes(self) -> list[tuple[int, float]]:
         """The next card dealt, with its probability."""

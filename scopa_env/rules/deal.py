@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from ..cards import N_CARDS, RANK, RANK_MASK, card_id
+from ..cards import FULL_DECK, N_CARDS, RANK, RANK_MASK, card_id, cards_of
 from .options import Rules
 
 REDEAL_KINGS = 3  # kings on the opening table that redeal it
@@ -94,12 +94,13 @@ def deal_odds(dealt: Sequence[int], rules: Rules) -> list[tuple[int, float]]:
     seen = 0
     for c in dealt:
         seen |= 1 << c
-    undealt = [c for c in range(N_CARDS) if not seen >> c & 1]
+    undealt = cards_of(FULL_DECK & ~seen)
     if not undealt:
         return []
     start, pos = rules.players * rules.hand_size, len(dealt)
     if not rules.redeal_three_kings or pos >= start + rules.table_size:
-        return [(c, 1.0 / len(undealt)) for c in undealt]
+        p = 1.0 / len(undealt)
+        return [(c, p) for c in undealt]
     kings_left = (KINGS & ~seen).bit_count()
     on_table = sum(RANK[c] == 10 for c in dealt[start:])
     to_come = rules.table_size - max(0, pos - start)
