@@ -70,11 +70,6 @@ def rank_counts(table: int) -> int:
     return sum((table & RANK_MASK[k]).bit_count() << (4 * k - 4) for k in range(1, 11))
 
 
-def pack_counts(counts: Pattern) -> int:
-    """``((rank, count), ...)`` packed as ``rank_counts`` packs a table's."""
-    return sum(m << (4 * k - 4) for k, m in counts)
-
-
 def _allows(rank: int) -> tuple[tuple[int, tuple[int, ...]], ...]:
     """For each rank ``k`` below ``rank``: which of ``rank``'s sum patterns (bit ``i``:
     the ``i``-th of ``rank_partitions``) a table with ``n`` cards of rank ``k`` allows,
