@@ -1,22 +1,29 @@
 """Load on ``scopa serve``: many players at once, each playing whole matches through the
-JSON API as the play page does, against the agent the server runs.
+JSON API as the pages do: one person against the server's agent, and rooms of two people
+playing each other through the live channel (server-sent events).
 
 The server is started as a user starts it (``python -m scopa_cli serve --port 0
---opponent greedy``, in its own process); the players are asyncio tasks in this one,
-each on its own keep-alive HTTP/1.1 connection (so the machine runs both: on a 2-core
-machine the players' process takes part of the CPU). A player starts a match
-(``POST /api/new``), then, until the match is over, waits its think time and plays a
-legal move (``POST /api/game/ID/move``); at the end it downloads the record
-(``GET /api/game/ID/record``) and starts the next match. Every request is timed from
-sending it to the last byte of the answer; any error status, reset or timeout counts
-as a failed request.
+--opponent greedy --db TMP``, in its own process, every move written to SQLite); the
+players are asyncio tasks in this one, each on its own keep-alive HTTP/1.1 connection
+(so the machine runs both: on a 2-core machine the players' process takes part of the
+CPU). A one-person player starts a match (``POST /api/new``), then, until the match is
+over, waits its think time and plays a legal move (``POST /api/game/ID/move``); at the
+end it downloads the record and starts the next match. A room (``--rooms``) is two
+people: the first creates it (``POST /api/rooms``), the second joins by its invite, each
+follows it on a live connection (``GET /api/room/ID/events``) and, when the live channel
+says it is their turn, waits its think time and plays (``POST /api/room/ID/move``); at
+the end the record is downloaded and the next room created. Every request is timed
+from sending it to the last byte of the answer, and every room move from sending it to
+its arrival on the other seat's live connection; any error status, reset or timeout
+counts as a failed request.
 
-    python benchmarks/serve_load.py --players 200 --seconds 60 --think 1.0 [--json OUT]
+    python benchmarks/serve_load.py --players 200 --rooms 100 --seconds 60 --think 1.0
 
 ``--think`` is a player's mean pause before a move (uniform from 0.5x to 1.5x; a person
 takes seconds); ``--think 0`` plays as fast as the server answers (a stress test:
 the latency then is the queue of every player's requests). Players join over the first
-``--ramp`` seconds, as people arrive.
+``--ramp`` seconds, as people arrive. The server's memory is its resident set
+(``VmRSS``, and its peak ``VmHWM``) at the end of the run.
 """
 
 from __future__ import annotations
@@ -30,6 +37,7 @@ import random
 import re
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -60,12 +68,19 @@ class Connection:
             raise Failure(f"{method} {path}: {type(e).__name__}: {e}") from None
 
     async def _exchange(self, raw: bytes) -> tuple[int, bytes]:
+        reused = self.writer is not None
         if self.writer is None:
             self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
-        assert self.reader is not None
-        self.writer.write(raw)
-        await self.writer.drain()
-        status_line = await self.reader.readline()
+        assert self.reader is not None and self.writer is not None
+        try:
+            self.writer.write(raw)
+            await self.writer.drain()
+            status_line = await self.reader.readline()
+        except ConnectionError:
+            status_line = b""
+        if not status_line and reused:  # a kept-alive connection the server closed while
+            await self.close()  # idle (120 s): a browser opens a new one and sends again
+            return await self._exchange(raw)
         if not status_line:
             raise ConnectionResetError("the server closed the connection")
         version, status = status_line.split()[0], int(status_line.split()[1])
@@ -96,9 +111,14 @@ class Connection:
 
 class Stats:
     def __init__(self) -> None:
-        self.latency: dict[str, list[float]] = {"new": [], "move": [], "record": []}
+        self.latency: dict[str, list[float]] = {"new": [], "move": [], "record": [],
+                                                "room": [], "join": [], "room_move": [],
+                                                "room_record": []}
+        self.reach: list[float] = []  # a room move: sent by one seat, seen by the other
         self.failures: list[str] = []
         self.matches = 0
+        self.room_matches = 0
+        self.sent: dict[tuple[str, int], float] = {}  # (room, move number): when sent
 
 
 async def timed(conn: Connection, stats: Stats, kind: str, method: str, path: str,
@@ -108,7 +128,7 @@ async def timed(conn: Connection, stats: Stats, kind: str, method: str, path: st
     stats.latency[kind].append(time.perf_counter() - t0)
     if not 200 <= status < 300:
         raise Failure(f"{method} {path}: HTTP {status}: {payload[:200]!r}")
-    return payload if kind == "record" else json.loads(payload)
+    return payload if kind.endswith("record") else json.loads(payload)
 
 
 async def player(k: int, host: str, port: int, stats: Stats, args: argparse.Namespace,
@@ -139,6 +159,139 @@ async def player(k: int, host: str, port: int, stats: Stats, args: argparse.Name
         await conn.close()
 
 
+class Live:
+    """A live connection to a room (server-sent events): its messages, in order."""
+
+    def __init__(self, host: str, port: int, path: str, timeout: float) -> None:
+        self.host, self.port, self.path, self.timeout = host, port, path, timeout
+        self.writer: asyncio.StreamWriter | None = None
+        self.reader: asyncio.StreamReader | None = None
+
+    async def open(self) -> None:
+        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        self.writer.write(f"GET {self.path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
+                          f"Accept: text/event-stream\r\n\r\n".encode())
+        await self.writer.drain()
+        status = await asyncio.wait_for(self.reader.readline(), self.timeout)
+        if b" 200 " not in status:
+            raise Failure(f"GET {self.path}: {status.decode().strip()}")
+        while (await self.reader.readline()) not in (b"\r\n", b"\n", b""):
+            pass
+
+    async def next(self) -> tuple[str, Any] | None:
+        """The next message (event name, data), None when the server ended the stream."""
+        assert self.reader is not None
+        kind, data = "message", []
+        while True:
+            line = await asyncio.wait_for(self.reader.readline(), self.timeout)
+            if not line:
+                return None
+            text = line.decode().rstrip("\r\n")
+            if text.startswith("event: "):
+                kind = text[7:]
+            elif text.startswith("data: "):
+                data.append(text[6:])
+            elif not text and data:
+                return kind, json.loads("\n".join(data))
+
+    async def close(self) -> None:
+        if self.writer is not None:
+            self.writer.close()
+            try:
+                await self.writer.wait_closed()
+            except OSError:
+                pass
+
+
+async def person(rid: str, token: str, seat: int, host: str, port: int, stats: Stats,
+                 args: argparse.Namespace, rng: random.Random, stop_at: float,
+                 stop: asyncio.Event) -> bool:
+    """One seat of a room, played to the end from its live connection; False if the run
+    ended first (``stop``: the other seat stopped; Python 3.11's ``wait_for`` can swallow
+    a cancellation, so the flag is checked after each message, a ping at least)."""
+    live = Live(host, port, f"/api/room/{rid}/events?token={token}", args.timeout)
+    conn = Connection(host, port, args.timeout)
+    try:
+        try:
+            await live.open()
+        except (OSError, asyncio.TimeoutError) as e:
+            raise Failure(f"live {rid}: {type(e).__name__}: {e}") from None
+        while True:
+            try:
+                msg = await live.next()
+            except (OSError, asyncio.TimeoutError, ValueError) as e:
+                raise Failure(f"live {rid}: {type(e).__name__}: {e}") from None
+            if msg is None:
+                raise Failure(f"live {rid}: the server ended the connection before the end "
+                              f"of the match")
+            if stop.is_set():
+                return False
+            kind, data = msg
+            if kind == "move":
+                if data["event"]["seat"] != seat:  # the other seat's move reached this one
+                    sent = stats.sent.pop((rid, data["event"]["n"]), None)
+                    if sent is not None:
+                        stats.reach.append(time.perf_counter() - sent)
+                continue
+            if data["done"]:
+                return True
+            if not data["your_turn"]:
+                continue
+            if time.perf_counter() >= stop_at:
+                return False
+            if args.think:
+                await asyncio.sleep(args.think * rng.uniform(0.5, 1.5))
+            move = rng.choice(data["legal"])["id"]
+            stats.sent[(rid, data["moves"])] = time.perf_counter()
+            await timed(conn, stats, "room_move", "POST", f"/api/room/{rid}/move",
+                        {"token": token, "action": move})
+    finally:
+        await live.close()
+        await conn.close()
+
+
+async def room_pair(k: int, host: str, port: int, stats: Stats, args: argparse.Namespace,
+                    stop_at: float) -> None:
+    """Two people playing rooms against each other, one after the other."""
+    rngs = [random.Random(10_000 + 2 * k), random.Random(10_001 + 2 * k)]
+    await asyncio.sleep(args.ramp * k / max(1, args.rooms))
+    conn = Connection(host, port, args.timeout)
+    try:
+        while time.perf_counter() < stop_at:
+            try:
+                made = await timed(conn, stats, "room", "POST", "/api/rooms",
+                                   {"seats": [None, None], "seat": 0, "name": f"p{2 * k}"})
+                rid = made["room"]
+                joined = await timed(conn, stats, "join", "POST", f"/api/room/{rid}/join",
+                                     {"invite": made["invites"]["1"], "name": f"p{2 * k + 1}"})
+                stop = asyncio.Event()
+                seats = [asyncio.create_task(person(rid, token, seat, host, port, stats, args,
+                                                    rngs[seat], stop_at, stop))
+                         for seat, token in ((0, made["token"]), (1, joined["token"]))]
+                first, _ = await asyncio.wait(seats, return_when=asyncio.FIRST_COMPLETED)
+                if any(t.exception() is not None or not t.result() for t in first):
+                    stop.set()  # a failure, or the run is over (the seat to move stopped):
+                    for t in seats:  # the other seat stops waiting
+                        t.cancel()
+                    await asyncio.gather(*seats, return_exceptions=True)
+                    for t in first:
+                        if t.exception() is not None:
+                            raise t.exception()
+                    return  # the run is over: a room left unfinished
+                try:  # the other seat sees the same end at once
+                    await asyncio.wait_for(asyncio.gather(*seats), args.timeout)
+                except asyncio.TimeoutError:
+                    raise Failure(f"room {rid}: one seat saw the end, the other did not "
+                                  f"within {args.timeout:g} s") from None
+                await timed(conn, stats, "room_record", "GET", f"/api/room/{rid}/record")
+                stats.room_matches += 1
+            except Failure as e:
+                stats.failures.append(str(e))
+                await asyncio.sleep(0.5)
+    finally:
+        await conn.close()
+
+
 def percentile(xs: list[float], q: float) -> float:
     if not xs:
         return float("nan")
@@ -152,11 +305,23 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def start_server(opponent: str, host: str, root: Path) -> tuple[subprocess.Popen, int]:
+def memory_kib(pid: int) -> dict[str, int]:
+    """Resident memory of a process now and at its peak (Linux ``/proc``), in KiB."""
+    out = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmRSS", "VmHWM"):
+            out[key] = int(value.split()[0])
+    return out
+
+
+def start_server(opponent: str, host: str, root: Path, db: Path
+                 ) -> tuple[subprocess.Popen, int]:
     env = {**os.environ, "PYTHONPATH": str(root)}  # that checkout's scopa_web, not this one's
+    store = ["--db", str(db)] if (root / "scopa_web" / "store.py").exists() else []
     proc = subprocess.Popen(
         [sys.executable, "-m", "scopa_cli", "serve", "--port", "0", "--host", host,
-         "--opponent", opponent, "--seed", "1"], cwd=root, stdout=subprocess.PIPE,
+         "--opponent", opponent, "--seed", "1", *store], cwd=root, stdout=subprocess.PIPE,
         stderr=subprocess.PIPE, text=True, env=env)
     assert proc.stdout is not None
     line = proc.stdout.readline()
@@ -172,13 +337,18 @@ async def run(args: argparse.Namespace, port: int) -> tuple[Stats, float]:
     t0 = time.perf_counter()
     stop_at = t0 + args.seconds
     await asyncio.gather(*(player(k, args.host, port, stats, args, stop_at)
-                           for k in range(args.players)))
+                           for k in range(args.players)),
+                         *(room_pair(k, args.host, port, stats, args, stop_at)
+                           for k in range(args.rooms)))
     return stats, time.perf_counter() - t0
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--players", type=int, default=200)
+    p.add_argument("--players", type=int, default=200,
+                   help="one-person players (each against the server's agent)")
+    p.add_argument("--rooms", type=int, default=0,
+                   help="rooms of two people playing each other through the live channel")
     p.add_argument("--seconds", type=float, default=60.0)
     p.add_argument("--think", type=float, default=1.0,
                    help="mean pause before each move, in seconds (0: none)")
@@ -192,17 +362,28 @@ def main(argv: list[str] | None = None) -> int:
                         "another one, e.g. a git worktree of an older commit, for a "
                         "reference measured the same way)")
     args = p.parse_args(argv)
-    proc, port = start_server(args.opponent, args.host, args.root)
+    folder = tempfile.TemporaryDirectory(prefix="serve-load-")
+    proc, port = start_server(args.opponent, args.host, args.root,
+                              Path(folder.name) / "load.db")
     try:
         cpu0 = cpu_seconds(proc.pid)
         stats, wall = asyncio.run(run(args, port))
         server_cpu = cpu_seconds(proc.pid) - cpu0
+        memory = memory_kib(proc.pid)
+        db_bytes = sum(f.stat().st_size for f in Path(folder.name).iterdir())
     finally:
         proc.terminate()
         proc.wait(10)
+        folder.cleanup()
     moves = stats.latency["move"]
+    room_moves, reach = stats.latency["room_move"], stats.reach
+
+    def ms(xs: list[float]) -> dict[str, float]:
+        return {q: 1000 * percentile(xs, float(q[1:])) for q in ("p50", "p95", "p99")} | {
+            "max": 1000 * max(xs, default=0)}
+
     out = {
-        "players": args.players, "seconds": wall, "think_s": args.think,
+        "players": args.players, "rooms": args.rooms, "seconds": wall, "think_s": args.think,
         "opponent": args.opponent, "matches": stats.matches,
         "requests": sum(len(v) for v in stats.latency.values()),
         "failed_requests": len(stats.failures), "failures": stats.failures[:10],
@@ -211,8 +392,13 @@ def main(argv: list[str] | None = None) -> int:
                     for q in ("p50", "p95", "p99")} | {"max": 1000 * max(moves, default=0)},
         "new_ms": {"p50": 1000 * percentile(stats.latency["new"], 50),
                    "p99": 1000 * percentile(stats.latency["new"], 99)},
-        "server_cpu_per_move_ms": 1000 * server_cpu / max(1, len(moves)),
+        "room_matches": stats.room_matches, "room_moves": len(room_moves),
+        "room_move_ms": ms(room_moves), "reach_ms": ms(reach), "reached": len(reach),
+        "server_cpu_per_move_ms": 1000 * server_cpu / max(1, len(moves) + len(room_moves)),
         "server_cpu_share": server_cpu / wall,
+        "server_rss_mib": memory.get("VmRSS", 0) / 1024,
+        "server_peak_rss_mib": memory.get("VmHWM", 0) / 1024,
+        "db_mib": db_bytes / 2**20,
         "cpus": os.cpu_count(), "python": platform.python_version(),
     }
     m = out["move_ms"]
@@ -222,6 +408,14 @@ def main(argv: list[str] | None = None) -> int:
           f"p50 {m['p50']:.1f} ms, p95 {m['p95']:.1f} ms, p99 {m['p99']:.1f} ms, "
           f"max {m['max']:.1f} ms; server CPU {out['server_cpu_per_move_ms']:.2f} ms per "
           f"move ({100 * out['server_cpu_share']:.0f}% of a core)")
+    if args.rooms:
+        r, c = out["reach_ms"], out["room_move_ms"]
+        print(f"{args.rooms} rooms of two people: {out['room_matches']} matches, "
+              f"{len(room_moves)} moves; a move reaching the other seat: p50 {r['p50']:.1f} "
+              f"ms, p95 {r['p95']:.1f} ms, p99 {r['p99']:.1f} ms, max {r['max']:.1f} ms "
+              f"({len(reach)} moves); the mover's answer: p99 {c['p99']:.1f} ms")
+    print(f"server memory: {out['server_rss_mib']:.0f} MiB resident at the end, peak "
+          f"{out['server_peak_rss_mib']:.0f} MiB; database {out['db_mib']:.1f} MiB")
     for f in stats.failures[:5]:
         print(f"  failed: {f}")
     if args.json:

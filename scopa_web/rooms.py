@@ -35,6 +35,7 @@ from .html import move_dict
 
 IDLE_LIMIT = 120.0  # seconds a person's turn may wait before the others may give it away
 KEEP_SHOWN = 64  # positions kept to show a client that is behind each move it missed
+KEEP_DONE = 8  # positions kept once the match is over (the last answer's moves)
 MAX_NAME = 40  # characters of a person's name
 PERSON = "human"  # the name of a person who gives none (as in the one-person game)
 
@@ -274,6 +275,7 @@ class Room:
                                  "match_score": list(after.match_score)})
             if after.done:
                 self.agents = {}  # a search agent's caches are not kept past the match
+                self.shown = {k: v for k, v in self.shown.items() if k > n - KEEP_DONE}
             else:
                 start_deal(self.agents.values())
         self.events.append(event)

@@ -65,6 +65,7 @@ from .store import Store, default_path
 MAX_ROOMS = 1000  # rooms and one-person games kept in memory: past it, the least recently
 # used one that nobody follows live is let go (a finished one first); it stays in the
 # database and is read back when asked for again
+MAX_WAITING = 200  # rooms waiting for people to take their seats, at most (in memory)
 MAX_STREAMS = 1000  # live connections (server-sent events) at once, all rooms together
 MAX_WATCHERS = 50  # live connections to one room by watchers (seats come on top)
 PING_S = 15.0  # a live connection gets a comment line at least this often
@@ -139,7 +140,10 @@ class Hall:
                         sink=self.store, kind=data["kind"])
         except ValueError as e:
             raise ApiError(503, f"room {rid} cannot be resumed: {e}") from None
-        room.restore(data["actions"], time.time())
+        try:
+            room.restore(data["actions"], time.time())
+        except ValueError as e:
+            raise ApiError(503, f"room {rid} cannot be resumed: {e}") from None
         with self.lock:  # another request may have read it back meanwhile
             table = self.tables.setdefault(rid, Table(room))
             self.tables.move_to_end(rid)
@@ -287,6 +291,12 @@ class Lobby:
                                 "use scopa record)")
         name = check_name(body.get("name"))
         seed = request_seed(body.get("seed"))
+        with self.hall.lock:
+            waiting = sum(t.room.kind == "room" and not t.room.started
+                          for t in self.hall.tables.values())
+        if waiting >= MAX_WAITING:
+            raise ApiError(503, f"{MAX_WAITING} rooms are waiting for people to take their "
+                                "seats already: try again later")
         room = Room(new_id(), rules, seats, self._seed(seed), time.time(), sink=self.store)
         table = self.hall.add(room)
         token = None
@@ -319,6 +329,8 @@ class Handler(BaseHTTPRequestHandler):
     server_version = "scopa-serve/2"
     protocol_version = "HTTP/1.1"  # keep-alive: a tab's requests share one connection
     timeout = IDLE_TIMEOUT  # an idle kept-alive connection is closed (its thread ends)
+    disable_nagle_algorithm = True  # a small write (a live message, an answer's body after
+    # its headers) goes out now, not after the client's delayed acknowledgement (40 ms)
     lobby: Lobby  # set on the subclass that ``make_server`` builds
     _body_read = False  # this request's body was read (else the connection is closed)
 

@@ -335,6 +335,11 @@ def test_live_connections_are_bounded(served, monkeypatch) -> None:
     assert three.resp.status == 503 and "2 live connections" in three.error
     for s in (one, seat):
         s.conn.close()
+    monkeypatch.setattr(web, "MAX_WAITING", 1)  # this room waits for its seat 1 already
+    status, err = client.call("POST", "/api/rooms", {"seats": [None, None], "seat": 0})
+    assert status == 503 and "1 rooms are waiting for people" in err["error"]
+    status, _ = client.call("POST", "/api/new")  # a one-person game does not wait
+    assert status == 201
 
 
 def test_a_room_resumes_after_its_server_stops(tmp_path: Path) -> None:
@@ -354,3 +359,18 @@ def test_a_room_resumes_after_its_server_stops(tmp_path: Path) -> None:
     assert back.events == played and back.view(0) == r.view(0)
     back.play(token, back.state.legal_actions()[0], 0.0)
     again.server_close()
+
+
+def test_the_load_benchmark_plays_rooms_through_the_live_channel(tmp_path: Path) -> None:
+    from tests.helpers import import_benchmark
+
+    bench = import_benchmark("serve_load")
+    out = tmp_path / "load.json"
+    assert bench.main(["--players", "2", "--rooms", "2", "--seconds", "4", "--think", "0",
+                       "--ramp", "0", "--json", str(out)]) == 0
+    res = json.loads(out.read_text())
+    assert res["failed_requests"] == 0 and res["rooms"] == 2
+    assert res["room_moves"] > 0 and res["reached"] > 0 and res["moves"] > 0
+    r = res["reach_ms"]
+    assert 0 < r["p50"] <= r["p95"] <= r["p99"] <= r["max"]
+    assert res["server_peak_rss_mib"] >= res["server_rss_mib"] > 0
