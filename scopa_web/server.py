@@ -40,6 +40,7 @@ import json
 import os
 import secrets
 import socket
+import sqlite3
 import sys
 import threading
 import time
@@ -364,6 +365,10 @@ class Handler(BaseHTTPRequestHandler):
                 self._route(method, url.path)
             except ApiError as e:
                 self._json(e.status, {"error": str(e)})
+            except sqlite3.Error as e:  # a full disk, a file made read-only meanwhile
+                self._json(503, {"error": f"the database {self.lobby.store.path} refused a "
+                                          f"change ({e}): what it refused was not played; "
+                                          "try again"})
             except (ConnectionError, TimeoutError):
                 raise
             except Exception as e:  # a bug, not the request's fault: say so and keep serving
@@ -427,7 +432,16 @@ class Handler(BaseHTTPRequestHandler):
             return self._record(lobby.hall.get(parts[1]))
         raise ApiError(404, f"no such page or API call: {method} /api/{'/'.join(parts)}")
 
+    @staticmethod
+    def _catch_up(table: Table) -> None:
+        """The agents' moves still owed (the server stopped, or the database refused one,
+        after a person's move and before the agents' replies): played now."""
+        with table.cond:
+            if table.room.advance(time.time()):
+                table.changed()
+
     def _game(self, method: str, game: Game, rest: list[str]) -> None:
+        self._catch_up(game.table)
         if not rest:
             self._allow(method, "GET")
             with game.lock:
@@ -453,6 +467,7 @@ class Handler(BaseHTTPRequestHandler):
                    {"Content-Disposition": f'attachment; filename="scopa-{table.room.id}.jsonl"'})
 
     def _room(self, method: str, table: Table, rest: list[str]) -> None:
+        self._catch_up(table)
         room = table.room
         if not rest:
             self._allow(method, "GET")

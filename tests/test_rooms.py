@@ -374,3 +374,45 @@ def test_the_load_benchmark_plays_rooms_through_the_live_channel(tmp_path: Path)
     r = res["reach_ms"]
     assert 0 < r["p50"] <= r["p95"] <= r["p99"] <= r["max"]
     assert res["server_peak_rss_mib"] >= res["server_rss_mib"] > 0
+
+
+def test_a_move_the_database_refuses_is_not_played(served, monkeypatch) -> None:
+    import sqlite3
+
+    srv, client = served
+    out = _create(client, seats=[None, "greedy"], seat=0, name="ann")
+    rid, token = out["room"], out["token"]
+    _, before = client.call("GET", f"/api/room/{rid}?token={token}")
+    store = srv.RequestHandlerClass.lobby.store
+
+    def full(*args: Any) -> None:
+        raise sqlite3.OperationalError("database or disk is full")
+
+    monkeypatch.setattr(store, "move_played", full)
+    action = before["view"]["legal"][0]["id"]
+    status, err = client.call("POST", f"/api/room/{rid}/move",
+                              {"token": token, "action": action})
+    assert status == 503 and "refused a change (database or disk is full): what it " \
+        "refused was not played" in err["error"]
+    assert client.call("GET", f"/api/room/{rid}?token={token}")[1] == before
+    monkeypatch.undo()
+
+    # the person's move is stored, the agent's reply refused: it is played on the next
+    # request
+    calls = []
+
+    def once(*args: Any) -> None:
+        calls.append(args[1])
+        if len(calls) == 2:
+            raise sqlite3.OperationalError("disk I/O error")
+        type(store).move_played(store, *args)
+
+    monkeypatch.setattr(store, "move_played", once)
+    status, err = client.call("POST", f"/api/room/{rid}/move",
+                              {"token": token, "action": action})
+    assert status == 503 and "disk I/O error" in err["error"]
+    _, mid = client.call("GET", f"/api/room/{rid}?token={token}")
+    assert mid["view"]["moves"] == before["view"]["moves"] + 2 and mid["view"]["your_turn"]
+    assert [e["seat"] for e in mid["log"][-2:]] == [0, 1]
+    loaded = store.load_room(rid)
+    assert loaded is not None and len(loaded["actions"]) == mid["view"]["moves"]
