@@ -268,3 +268,20 @@ def test_openspiel_bots_example_runs():
                        capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert r.returncode == 0, r.stderr
     assert "greedy vs OpenSpiel ISMCTS (5 simulations)" in r.stdout
+
+
+@pytest.mark.parametrize("game,status,text", [
+    ("python_scopa(rules=scopone)", 0, "random_sim_test: 2 random games passed"),
+    ("python_scopa(rules=nope)", 2, "unknown rule set 'nope'"),
+    ("python_scopa(players=3)", 2, "players must be 2 or 4"),
+    ("python_scopa(foo=1)", 2, "Unknown parameter 'foo'"),
+])
+def test_game_string_checker_command(game, status, text):
+    r = subprocess.run([sys.executable, "-m", "agents.bridges.openspiel_game", game, "--sims",
+                        "2"], capture_output=True, text=True, timeout=300, cwd=ROOT)
+    assert r.returncode == status
+    if status:
+        assert text in r.stderr and len(r.stderr.strip().splitlines()) == 1
+        assert "Traceback" not in r.stderr
+    else:
+        assert text in r.stdout

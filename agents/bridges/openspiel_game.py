@@ -332,3 +332,50 @@ def _view(state: ScopaState, player: int) -> InfoSet:
 
 
 pyspiel.register_game(GAME_TYPE, ScopaGame)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m agents.bridges.openspiel_game [GAME] [--sims N]``: load a game string,
+    print what it is and run OpenSpiel's ``random_sim_test`` on it."""
+    import os
+    import sys
+
+    from ..commands import Parser, run
+
+    p = Parser(prog="python -m agents.bridges.openspiel_game",
+               description="Load a python_scopa game string and run OpenSpiel's checks on it.")
+    p.add_argument("game", nargs="?", default=SHORT_NAME,
+                   help="e.g. 'python_scopa(rules=scopone,players=4)' (default python_scopa)")
+    p.add_argument("--sims", type=int, default=5, help="random games to check (default 5)")
+
+    def command() -> int:
+        args = p.parse_args(argv)
+        if not args.game.startswith(SHORT_NAME):
+            raise ValueError(f"{args.game!r} is not a {SHORT_NAME} game string")
+        saved = os.dup(2)  # OpenSpiel prints its errors to stderr before raising them
+        try:
+            with open(os.devnull, "w") as null:
+                os.dup2(null.fileno(), 2)
+                game = pyspiel.load_game(args.game)
+        except pyspiel.SpielError as e:
+            raise ValueError(str(e)) from None
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        print(f"{game}: {game.rules.name}, {game.num_players()} players, episode "
+              f"{game.episode}; {game.num_distinct_actions()} actions, returns in "
+              f"[{game.min_utility():g}, {game.max_utility():g}], at most "
+              f"{game.max_game_length()} actions")
+        try:
+            pyspiel.random_sim_test(game, num_sims=args.sims, serialize=True, verbose=False)
+        except pyspiel.SpielError as e:
+            print(f"random_sim_test failed: {e}", file=sys.stderr)
+            return 1
+        print(f"random_sim_test: {args.sims} random games passed OpenSpiel's checks")
+        return 0
+
+    return run(p.prog, command, top_level=argv is None)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
