@@ -6,8 +6,9 @@ included), to compare two trees with the operating system's own accounting:
     /usr/bin/time -f "%U %S" python benchmarks/engine_process.py apply
     /usr/bin/time -f "%U %S" python benchmarks/engine_process.py endgame
 
-``import``: ``import scopa_env`` alone. ``vector N STEPS``: build ``VectorScopaEnv(N)``
-(records off) and play ``STEPS`` random legal moves in every game. ``apply``: 600
+``import``: ``import scopa_env`` alone. ``vector N STEPS [records]``: build
+``VectorScopaEnv(N)`` (records off, or on) and play ``STEPS`` random legal moves in every
+game. ``apply``: 600
 matches of random legal moves with ``game.apply``. ``endgame``: the exact values of
 every move of 1,500 random last deals (``agents.baselines.endgame``). Run it with
 ``PYTHONPATH=TREE`` from outside the trees to time another checkout (a ``git worktree``
@@ -27,14 +28,14 @@ def main(argv: list[str]) -> None:
     if what in ("apply", "endgame"):
         moves(what)
         return
-    if what != "vector" or len(argv) != 3:
-        sys.exit("usage: engine_process.py import | vector N STEPS | apply | endgame")
+    if what != "vector" or len(argv) not in (3, 4) or argv[3:] not in ([], ["records"]):
+        sys.exit("usage: engine_process.py import | vector N STEPS [records] | apply | endgame")
     import numpy as np
 
     from scopa_env.vector import VectorScopaEnv
 
     n, steps = int(argv[1]), int(argv[2])
-    env = VectorScopaEnv(n, records=False, seed=0)
+    env = VectorScopaEnv(n, records=argv[3:] == ["records"], seed=0)
     rng = np.random.default_rng(0)
     rows = np.arange(n)
     for _ in range(steps):
