@@ -226,12 +226,18 @@ class Room:
                 raise
         self.version += 1
 
-    def idle_seats(self, now: float) -> list[int]:
-        """The person's seat whose turn has waited past ``IDLE_LIMIT`` (none or one)."""
+    def idle_in(self, now: float) -> float | None:
+        """Seconds until the person to move may be replaced (0: now); None when no
+        person's turn is waited for."""
         s = self.state
         if not self.started or not _live(s) or not self.seats[s.to_move].person:
-            return []
-        return [s.to_move] if now - self.turn_since >= IDLE_LIMIT else []
+            return None
+        return max(0.0, IDLE_LIMIT - (now - self.turn_since))
+
+    def idle_seats(self, now: float) -> list[int]:
+        """The person's seat whose turn has waited past ``IDLE_LIMIT`` (none or one)."""
+        wait = self.idle_in(now)
+        return [self.state.to_move] if wait is not None and wait <= 0 else []
 
     def hand_over(self, token: Any, seat: Any, spec: str, now: float) -> list[int]:
         """Another seated person gives the idle ``seat`` to the agent ``spec``; then the
@@ -331,10 +337,11 @@ class Room:
             self._apply(a, now, store=False)
 
     # -- what clients see --------------------------------------------------------------------
-    def view(self, seat: int | None, k: int | None = None, now: float = 0.0
+    def view(self, seat: int | None, k: int | None = None, now: float | None = None
              ) -> dict[str, Any] | None:
         """The room as ``seat`` (None: a watcher) sees it after move ``k`` (None: now);
-        None for a move older than the last ``KEEP_SHOWN``."""
+        None for a move older than the last ``KEEP_SHOWN``. ``now`` (the time) adds
+        which seat is idle and when the one to move will be."""
         s = self.state if k is None else self.shown.get(k)
         if s is None:
             return None
@@ -350,7 +357,8 @@ class Room:
                     results=self.results[:len(self.results) if k is None else sum(
                         "hand_over" in e for e in self.events[:k + 1])],
                     moves=len(self.events) if k is None else k + 1,
-                    idle=self.idle_seats(now) if k is None else [])
+                    idle=self.idle_seats(now) if k is None and now is not None else [],
+                    idle_in=self.idle_in(now) if k is None and now is not None else None)
         if self.state.done and (k is None or k == len(self.events) - 1):
             body["seed"] = str(self.seed)  # only now: the seed fixes every deck
         return body

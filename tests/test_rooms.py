@@ -394,7 +394,10 @@ def test_a_move_the_database_refuses_is_not_played(served, monkeypatch) -> None:
                               {"token": token, "action": action})
     assert status == 503 and "refused a change (database or disk is full): what it " \
         "refused was not played" in err["error"]
-    assert client.call("GET", f"/api/room/{rid}?token={token}")[1] == before
+    _, after = client.call("GET", f"/api/room/{rid}?token={token}")
+    for x in (before, after):
+        assert 0 < x["view"].pop("idle_in") <= rooms.IDLE_LIMIT  # the time left to move
+    assert after == before
     monkeypatch.undo()
 
     # the person's move is stored, the agent's reply refused: it is played on the next

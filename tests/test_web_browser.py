@@ -728,3 +728,37 @@ def test_a_four_seat_room_with_two_people_and_two_agents(
     assert rec["rules"]["name"] == "scopone_scientifico" and rec["rules"]["target_score"] == 3
     assert {m["seat"] for h in rec["hands"] for m in h["moves"]} == {0, 1, 2, 3}
     _no_page_errors(driver2)
+
+
+def test_an_idle_seat_is_given_to_an_agent_from_the_other_browser(
+        driver: Any, driver2: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from selenium.webdriver.common.by import By
+
+    from scopa_web import rooms
+
+    monkeypatch.setattr(rooms, "IDLE_LIMIT", 2.0)
+    srv = make_server(make_rules("scopa"), "greedy", port=0, db=tmp_path / "idle.db")
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        base = f"http://127.0.0.1:{srv.server_address[1]}"
+        room = _create_room(driver, base, "ann", "scopa", ["me", "person"])
+        _join(driver2, driver.find_element(By.ID, "invite-1").get_attribute("value"), "bob")
+        _wait(driver, lambda d: _snap(d)["state"] == "turn")  # seat 0 leads, and waits
+        button = _wait(driver2, lambda d: d.find_elements(By.ID, "hand-over-0"), timeout=30)
+        assert not driver.find_elements(By.ID, "hand-over-1")  # nobody gives their own
+        button[0].click()
+        snap = _wait(driver2, lambda d: (lambda s: s if s["state"] == "turn" else False)(
+            _snap(d)))  # greedy played seat 0's move: bob's turn
+        assert snap["log"] and driver2.execute_script("return V.names[0]") == "greedy"
+        snap = _wait(driver, lambda d: (lambda s: s if s["seat"] is None and s["error"]
+                                        else False)(_snap(d)))
+        assert "given to an agent" in snap["error"]  # ann's page watches now
+        assert all(set(h) <= {"back"} for h in snap["hands"])
+        table = srv.RequestHandlerClass.lobby.hall.get(room)
+        assert table.room.seats[0].agent == "greedy" and table.room.seats[0].token is None
+        _no_page_errors(driver2)
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        thread.join(timeout=10)

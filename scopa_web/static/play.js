@@ -324,6 +324,8 @@ async function start(fresh) {
 // -- rooms: create, join, follow live, play, hand an idle seat to an agent ---------------------
 const SEAT_KEY = (id) => "scopa-room:" + id;  // localStorage: {token, seat, invites}
 let QUEUE = [];       // live messages waiting to be shown, in order
+let IDLE_TIMER = null;  // when the seat to move may be given to an agent
+let LOST = false;       // the live connection dropped: the browser reconnects by itself
 let draining = false;
 
 function saved(id) {
@@ -367,6 +369,15 @@ function renderRoom(v) {
   add("Watch link:", roomLink("&watch=1"), "watch-link");
   const idle = $("idle");
   idle.textContent = "";
+  clearTimeout(IDLE_TIMER);  // a person's turn waits: look again when it may be given away
+  if (v.seat !== null && v.idle_in !== null && v.idle_in > 0 && v.to_move !== v.seat) {
+    const moves = v.moves;
+    IDLE_TIMER = setTimeout(async () => {
+      if (!V || V.moves !== moves || draining) return;
+      try { render((await api("GET", roomPath() + "?token=" + encodeURIComponent(TOKEN))).view); }
+      catch (e) { showError(e.message); }
+    }, 1000 * v.idle_in + 250);
+  }
   for (const s of v.idle || []) {
     if (v.seat === null || s === v.seat) continue;
     const b = el("button", "", "Seat " + s + " is idle: give it to an agent");
@@ -429,7 +440,7 @@ function follow(since) {
   STREAM = es;
   es.addEventListener("move", (e) => enqueue({ kind: "move", ...JSON.parse(e.data) }));
   es.addEventListener("room", (e) => {
-    showError("");
+    if (LOST) { LOST = false; showError(""); }  // reconnected
     enqueue({ kind: "room", view: JSON.parse(e.data) });
   });
   es.addEventListener("revoked", () => {
@@ -441,6 +452,7 @@ function follow(since) {
   });
   es.onerror = () => {  // the browser reconnects by itself (Last-Event-ID: no move lost)
     if (STREAM === es && es.readyState !== EventSource.CLOSED) {
+      LOST = true;
       showError("connection lost: reconnecting…");
     }
   };
