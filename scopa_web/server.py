@@ -726,5 +726,5 @@ def page(name: str) -> str:
     if name in ("play", "room"):
         return fill(asset("play.html"), style=asset("cards.css"), common=asset("cards.js"),
                     script=asset("play.js"), mode="solo" if name == "play" else "room")
-    return fill(asset("records.html"), style=asset("cards.css"), script=asset("records.js"),
-                page=name)
+    return fill(asset("records.html"), style=asset("cards.css"), common=asset("cards.js"),
+                script=asset("records.js"), page=name)

@@ -1,18 +1,11 @@
 /* The database's pages: every finished match (/history, each record downloadable) and
-   each player's and agent's record (/players). */
+   each player's and agent's record (/players). el() is cards.js's. */
 "use strict";
 
 const PAGE = document.body.dataset.page;
 let offset = 0;
 
 function $(id) { return document.getElementById(id); }
-
-function el(tag, cls, text) {
-  const e = document.createElement(tag);
-  if (cls) e.className = cls;
-  if (text !== undefined && text !== null) e.textContent = String(text);
-  return e;
-}
 
 function row(cells, head) {
   const tr = el("tr");
