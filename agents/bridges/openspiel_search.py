@@ -59,9 +59,9 @@ def sampled_state(info: InfoSet, rng: random.Random) -> ScopaState:
     unseen = [c for c in range(40) if info.unseen >> c & 1]
     others = [(s, info.hand_sizes[s]) for s in range(info.players) if s != info.seat]
     random_hands(unseen, others, rng, world.hands)
-    undealt = sorted(unseen[sum(h for _, h in others):])
+    undealt = set(unseen[sum(h for _, h in others):])
     # a deal order of the cards dealt so far (which seat got which is all that counts)
-    world.deck = tuple(c for c in range(40) if c not in set(undealt))
+    world.deck = tuple(c for c in range(40) if c not in undealt)
     return game_for(info.rules).state_from(world)
 
 
