@@ -215,7 +215,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
 
     rules = rules_from_args(args.rules, args.players, args.option)
     return serve(rules, args.opponent, host=args.host, port=args.port, seat=args.seat,
-                 seed=args.seed, db=args.db, agents=args.agents)
+                 seed=args.seed, db=args.db, agents=args.agents,
+                 hint_agent=None if args.hint_agent == "off" else args.hint_agent)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -368,6 +369,10 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--agents", nargs="+", default=None, metavar="SPEC",
                     help="agent specs a room may seat, besides --opponent "
                          "(default: greedy random expert)")
+    sv.add_argument("--hint-agent", default="pretrained:search=on", metavar="SPEC|off",
+                    help="the reviewer of the hints at a person's turn and of finished "
+                         "matches, as scopa review --agent (default: pretrained:search=on; "
+                         "off: no hints nor reviews)")
     add_rules_args(sv)
     sv.set_defaults(func=cmd_serve)
     for name, help_ in (("eval", "evaluate one agent against another (duplicate deals)"),

@@ -127,3 +127,14 @@ def write_replay_page(path: str | os.PathLike, rec: dict[str, Any], *, match: in
     with file_errors(path, "write the replay page to"), open(path, "wb") as f:
         f.write(data)
     return len(data)
+
+
+def waiting_page(title: str, text: str, every_s: int = 1) -> str:
+    """A page that says what is being computed and loads itself again every ``every_s``
+    seconds (the server's review of a match while it is computed)."""
+    t = html.escape(title)
+    return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+            f'<meta http-equiv="refresh" content="{every_s}"><title>{t}</title>'
+            f"<style>{asset('cards.css')}</style></head>\n"
+            f'<body><header><h1>{t}</h1></header><p class="panel" id="reviewing">'
+            f"{html.escape(text)}</p></body></html>\n")

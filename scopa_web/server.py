@@ -25,6 +25,10 @@ SQLite (``scopa_web.store``) and read back after a restart. The JSON API:
   given to an agent by another seated person;
 - ``GET /api/room/ID/record``, ``GET /api/match/ID/record``: the finished match as a
   game record (game-record.md; ``scopa verify`` checks it);
+- ``POST /api/game/ID/hint``, ``POST /api/room/ID/hint`` (``token``): at the seat's turn,
+  the server's reviewer's analysis of the seat's decision (``scopa_web.reviews``:
+  ``--hint-agent``); ``GET /api/match/ID/review``: the review of a finished match
+  (``202`` with its progress while it is computed), ``GET /review/ID`` its page;
 - ``GET /api/history[?offset=N]``, ``GET /api/players``.
 
 A view holds only what its seat may know (``scopa_env.observation.info_set``), a
@@ -55,11 +59,14 @@ from agents import make_agent
 from agents.commands import MAX_SEED
 from scopa_env.game import GameState
 from scopa_env.moves import action_move, parse_action
+from scopa_env.observation import info_set
 from scopa_env.play import derive_seed
 from scopa_env.records import MatchRecorder
 from scopa_env.rules import FOUR_PLAYER_ONLY, NAMED_RULES, PRIMIERA_TABLES, Rules, make_rules
 
 from . import asset, fill, rooms
+from .html import replay_page, waiting_page
+from .reviews import Reviews
 from .rooms import PERSON, ApiError, Room, Seat, check_name, check_spec, new_id, token_hash
 from .store import Store, default_path
 
@@ -228,7 +235,8 @@ class Lobby:
     all in one ``Hall``."""
 
     def __init__(self, rules: Rules, opponent: str, seat: int, seed: int | None,
-                 store: Store | None = None, agents: list[str] | None = None):
+                 store: Store | None = None, agents: list[str] | None = None,
+                 hint_agent: str | None = None):
         if not 0 <= seat < rules.players:
             raise ValueError(f"--seat {seat} is not a seat of a {rules.players}-player game")
         if seed is not None and seed < 0:
@@ -246,6 +254,7 @@ class Lobby:
                 make_agent(spec, seed=0)
             except ValueError as e:
                 raise ValueError(f"--agents {spec}: {_one_line(e)}") from None
+        self.reviews = None if hint_agent is None else Reviews(hint_agent)
         self.store = store if store is not None else Store(None)
         self.hall = Hall(self.store)
 
@@ -381,10 +390,13 @@ class Handler(BaseHTTPRequestHandler):
         parts = [p for p in path.split("/") if p]
         if parts in ([], ["index.html"]):
             self._allow(method, "GET")
-            return self._html(page("play"))
+            return self._html(page("play", hints=self.lobby.reviews is not None))
         if parts in (["room"], ["history"], ["players"]):
             self._allow(method, "GET")
-            return self._html(page(parts[0]))
+            return self._html(page(parts[0], hints=self.lobby.reviews is not None))
+        if len(parts) == 2 and parts[0] == "review":
+            self._allow(method, "GET")
+            return self._review_page(self.lobby.hall.get(parts[1]))
         if parts == ["favicon.ico"]:
             return self._send(204, "image/x-icon", b"")
         if parts[:1] == ["api"]:
@@ -430,6 +442,13 @@ class Handler(BaseHTTPRequestHandler):
         if len(parts) == 3 and parts[0] == "match" and parts[2] == "record":
             self._allow(method, "GET")
             return self._record(lobby.hall.get(parts[1]))
+        if len(parts) == 3 and parts[0] == "match" and parts[2] == "review":
+            self._allow(method, "GET")
+            table = lobby.hall.get(parts[1])
+            got = self._reviewed(table)
+            if got is None:
+                return self._json(202, self._reviews().progress(table.room.id))
+            return self._json(200, {"status": "done", "review": got[1]})
         raise ApiError(404, f"no such page or API call: {method} /api/{'/'.join(parts)}")
 
     @staticmethod
@@ -458,6 +477,10 @@ class Handler(BaseHTTPRequestHandler):
         if rest == ["record"]:
             self._allow(method, "GET")
             return self._record(game.table)
+        if rest == ["hint"]:
+            self._allow(method, "POST")
+            self._body()
+            return self._hint(game.table, game.seat)
         raise ApiError(404, f"no such page or API call: {method} {self.path}")
 
     def _record(self, table: Table) -> None:
@@ -484,6 +507,10 @@ class Handler(BaseHTTPRequestHandler):
         self._allow(method, "POST")
         body = self._body()
         now = time.time()
+        if rest == ["hint"]:
+            with table.cond:
+                seat = room.seat_of(body.get("token"))
+            return self._hint(table, seat)
         with table.cond:
             if rest == ["join"]:
                 seat, token = room.join(body.get("invite"), body.get("name"), now)
@@ -503,6 +530,47 @@ class Handler(BaseHTTPRequestHandler):
                 seat = room.seat_of(body.get("token"))
                 return self._json(200, {"moves": moves, "view": room.view(seat, now=now)})
         raise ApiError(404, f"no such page or API call: {method} {self.path}")
+
+    def _reviews(self) -> Reviews:
+        if self.lobby.reviews is None:
+            raise ApiError(403, "hints and reviews are off on this server (scopa serve "
+                                "--hint-agent SPEC turns them on)")
+        return self.lobby.reviews
+
+    def _hint(self, table: Table, seat: int) -> None:
+        """The reviewer's analysis of ``seat``'s decision now, from its information set
+        alone; 409 unless it is the seat's turn in a match going on."""
+        reviews = self._reviews()
+        with table.cond:
+            room, s = table.room, table.room.state
+            if s.done:
+                raise ApiError(409, "the match is over: no hints now; its review shows "
+                                    "every decision")
+            if not room.started:
+                raise ApiError(409, "the match has not started: a hint is for your turn")
+            if s.to_move != seat or not s.hands[seat]:
+                raise ApiError(409, f"a hint is for your turn: it is seat {s.to_move}'s, "
+                                    f"not yours (seat {seat})")
+            info, moves = info_set(s, seat), len(room.events)
+        self._json(200, reviews.hint(room.id, moves, info))
+
+    def _reviewed(self, table: Table) -> tuple[dict[str, Any], dict[str, Any]] | None:
+        """The record and review of the finished match (None while it is computed)."""
+        reviews = self._reviews()
+        with table.cond:
+            rec = table.room.record()  # 409 before the end
+        return reviews.review(table.room.id, rec)
+
+    def _review_page(self, table: Table) -> None:
+        got = self._reviewed(table)
+        rid = table.room.id
+        if got is None:
+            p = self._reviews().progress(rid)
+            return self._html(waiting_page(
+                f"Reviewing the match with {p['reviewer']}",
+                f"{p['moves_reviewed']} of {p['moves']} moves reviewed…"))
+        rec, data = got
+        self._html(replay_page(rec, source=f"scopa-{rid}.jsonl", review=data))
 
     def _stream(self, table: Table) -> None:
         """Server-sent events: each move as it is played (with the view after it), then
@@ -651,15 +719,16 @@ class _Server6(_Server):
 
 def make_server(rules: Rules, opponent: str, *, host: str = "127.0.0.1", port: int = 8765,
                 seat: int = 0, seed: int | None = None, db: str | os.PathLike | None = None,
-                agents: list[str] | None = None, make_folder: bool = False
-                ) -> ThreadingHTTPServer:
+                agents: list[str] | None = None, make_folder: bool = False,
+                hint_agent: str | None = None) -> ThreadingHTTPServer:
     """A server ready to ``serve_forever``, its matches kept in the SQLite file ``db``
-    (None: in memory only). A bad spec or seat raises ``ValueError``, a database that
-    cannot be used ``StoreError`` (a ``ValueError``), an address that cannot be bound
-    ``OSError``, each naming it."""
+    (None: in memory only); ``hint_agent`` reviews (hints and match reviews; None: off).
+    A bad spec or seat, or a hint agent that cannot review, raises ``ValueError``, a
+    database that cannot be used ``StoreError`` (a ``ValueError``), an address that
+    cannot be bound ``OSError``, each naming it."""
     if not 0 <= port <= 65535:
         raise ValueError(f"--port {port} is not a port number (0-65535; 0 picks a free one)")
-    lobby = Lobby(rules, opponent, seat, seed, agents=agents)
+    lobby = Lobby(rules, opponent, seat, seed, agents=agents, hint_agent=hint_agent)
     if db is not None:
         lobby.store = Store(db, make_folder=make_folder)
         lobby.hall = Hall(lobby.store)
@@ -695,17 +764,21 @@ def exposure_warning(host: str) -> str | None:
 
 def serve(rules: Rules, opponent: str, *, host: str = "127.0.0.1", port: int = 8765,
           seat: int = 0, seed: int | None = None, db: str | os.PathLike | None = None,
-          agents: list[str] | None = None) -> int:
-    """Run the server until Ctrl-C (``scopa serve``); ``db`` None: ``default_path()``."""
+          agents: list[str] | None = None, hint_agent: str | None = None) -> int:
+    """Run the server until Ctrl-C (``scopa serve``); ``db`` None: ``default_path()``;
+    ``hint_agent`` None: no hints nor reviews."""
     path = default_path() if db is None else db
     server = make_server(rules, opponent, host=host, port=port, seat=seat, seed=seed, db=path,
-                         agents=agents, make_folder=db is None)
+                         agents=agents, make_folder=db is None, hint_agent=hint_agent)
     h, p = server.server_address[:2]
     shown = f"[{h}]" if ":" in str(h) else h
     print(f"scopa serve: {rules.name} ({rules.players} players, to {rules.target_score}) "
           f"against {opponent}; open http://{shown}:{p}/  (Ctrl-C stops)", flush=True)
     print(f"scopa serve: rooms to play with others at http://{shown}:{p}/room; every match "
           f"is kept in {path}", flush=True)
+    reviews = server.RequestHandlerClass.lobby.reviews
+    print("scopa serve: " + (f"hints and match reviews by {reviews.spec}" if reviews else
+                             "hints and match reviews are off"), flush=True)
     warning = exposure_warning(host)
     if warning:
         print(warning, file=sys.stderr, flush=True)
@@ -720,11 +793,14 @@ def serve(rules: Rules, opponent: str, *, host: str = "127.0.0.1", port: int = 8
     return 0
 
 
-def page(name: str) -> str:
+def page(name: str, hints: bool = False) -> str:
     """A page of the server: ``play`` (one person against agents), ``room`` (create,
-    join, play or watch a room), ``history`` and ``players`` (the database's records)."""
+    join, play or watch a room), ``history`` and ``players`` (the database's records);
+    ``hints``: the play page offers hints and match reviews."""
     if name in ("play", "room"):
         return fill(asset("play.html"), style=asset("cards.css"), common=asset("cards.js"),
-                    script=asset("play.js"), mode="solo" if name == "play" else "room")
+                    review_style=asset("review.css"), review_script=asset("review.js"),
+                    script=asset("play.js"), mode="solo" if name == "play" else "room",
+                    hints="on" if hints else "off")
     return fill(asset("records.html"), style=asset("cards.css"), common=asset("cards.js"),
                 script=asset("records.js"), page=name)

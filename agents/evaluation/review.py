@@ -123,17 +123,24 @@ class DecisionReview:
 
     def to_json(self) -> dict[str, Any]:
         a = self.analysis
-        moves = []
-        for k, act in enumerate(a.legal):
-            moves.append({"id": act, "text": action_text(act),
-                          "value": None if a.values is None else _num(a.values[k]),
-                          "prob": None if a.probs is None else _num(a.probs[k])})
         return {"hand": self.hand, "move": self.move, "seat": self.seat,
                 "cards": [CODES[c] for c in cards_of(self.cards)],
                 "table": [CODES[c] for c in cards_of(self.table)],
-                "moves": moves, "played": a.legal.index(self.played), "best": a.pick,
-                "loss": _num(self.loss), "how": a.how, "deep": a.deep,
+                "moves": analysis_json(a)["moves"], "played": a.legal.index(self.played),
+                "best": a.pick, "loss": _num(self.loss), "how": a.how, "deep": a.deep,
                 "position_value": _num(a.value)}
+
+
+def analysis_json(a: MoveAnalysis) -> dict[str, Any]:
+    """An analysis as JSON (a decision line's fields without the played move): each
+    legal move's id, text, value and probability, ``best``, ``how``, ``deep``,
+    ``position_value``."""
+    moves = [{"id": act, "text": action_text(act),
+              "value": None if a.values is None else _num(a.values[k]),
+              "prob": None if a.probs is None else _num(a.probs[k])}
+             for k, act in enumerate(a.legal)]
+    return {"moves": moves, "best": a.pick, "how": a.how, "deep": a.deep,
+            "position_value": _num(a.value)}
 
 
 def _num(x: float | None) -> float | None:
@@ -292,4 +299,5 @@ def write_lines(path: str, reviews: Iterable[MatchReview]) -> int:
 
 
 __all__ = ["DEFAULT_REVIEWER", "FORMAT", "DecisionReview", "MatchReview", "Reviewer",
-           "SeatReview", "decision_seed", "review_decision", "review_match", "write_lines"]
+           "SeatReview", "analysis_json", "decision_seed", "review_decision", "review_match",
+           "write_lines"]

@@ -1,7 +1,9 @@
 /* The play page. Solo (/): one match against agents per browser tab (its id kept in
    sessionStorage). Room (/room): create a room, take a seat by its link, play people and
    agents, or watch; moves arrive live (server-sent events) and a seat's token is kept in
-   localStorage, so a refresh or a closed tab keeps the seat. */
+   localStorage, so a refresh or a closed tab keeps the seat. With hints on (the server's
+   --hint-agent), "Hint" at the person's turn draws the reviewer's value of each legal move
+   (review.js's bars) and "Review the match" shows the finished match's review. */
 "use strict";
 
 const KEY = "scopa-game";
@@ -16,6 +18,9 @@ const MODE = document.body.dataset.mode;  // "solo" or "room"
 let ROOM = null;   // room mode: the room's id
 let TOKEN = null;  // room mode: this seat's token (null: watching)
 let STREAM = null; // room mode: the live connection (EventSource)
+const HINTS = document.body.dataset.hints === "on";  // the server gives hints and reviews
+let HINT = null;   // the hint shown (for the position after HINT.moves_played moves)
+let HINTING = false;  // a hint is being asked for
 
 function $(id) { return document.getElementById(id); }
 function sleep(ms) { return new Promise((ok) => setTimeout(ok, ms)); }
@@ -178,10 +183,61 @@ function render(v) {
   dl.href = (MODE === "solo" ? "/api/game/" : "/api/room/") + encodeURIComponent(id) + "/record";
   dl.setAttribute("download", "scopa-" + id + ".jsonl");
   if (MODE === "room") renderRoom(v);
+  renderHint(v);
   renderMove();
   renderPiles(v);
   renderResults(v);
   renderLog();
+}
+
+/** The hint button at the person's turn, the hint of this position, the review button
+    once the match is over. */
+function renderHint(v) {
+  const turn = HINTS && v.your_turn && !busy && !v.done;
+  const button = $("hint-button");
+  button.classList.toggle("hidden", !turn);
+  button.disabled = HINTING;
+  const panel = $("hint-panel");
+  const box = $("hint");
+  const shown = turn && HINT !== null && HINT.moves_played === v.moves;
+  panel.classList.toggle("hidden", !shown && !(turn && HINTING));
+  box.textContent = "";
+  box.dataset.moves = shown ? String(HINT.moves_played) : "";
+  if (HINTING) box.appendChild(el("div", "review-how", "the reviewer is thinking…"));
+  else if (shown) {
+    reviewDecision(box, HINT, v.names[HINT.seat]);
+    box.appendChild(el("div", "review-how", "Reviewer: " + HINT.reviewer + " · from your " +
+                       "cards and what you have seen only"));
+  }
+  $("review-button").classList.toggle("hidden", !(HINTS && v.done));
+  if (!v.done) {
+    $("match-review").classList.add("hidden");
+    $("review-frame").removeAttribute("src");
+  }
+}
+
+async function askHint() {
+  if (!V || !V.your_turn || HINTING) return;
+  HINTING = true;
+  renderHint(V);
+  try {
+    HINT = MODE === "solo"
+      ? await api("POST", "/api/game/" + encodeURIComponent(V.game) + "/hint", {})
+      : await api("POST", roomPath() + "/hint", { token: TOKEN });
+    showError("");
+  } catch (e) {
+    HINT = null;
+    showError(e.message);
+  }
+  HINTING = false;
+  renderHint(V);
+}
+
+function showReview() {
+  const frame = $("review-frame");
+  frame.src = "/review/" + encodeURIComponent(V.game || V.room);
+  $("match-review").classList.remove("hidden");
+  $("match-review").scrollIntoView();
 }
 
 function onCard(code) {
@@ -624,6 +680,8 @@ function roomStart() {
   enterRoom(id, seat && seat.token ? seat : null);
 }
 
+$("hint-button").addEventListener("click", askHint);
+$("review-button").addEventListener("click", showReview);
 $("new-game").addEventListener("click", () => {
   if (MODE === "room") location.href = "/room";
   else if (!busy) start(true);

@@ -1,11 +1,13 @@
 /* The review on the replay page (before replay.js, which calls reviewRender after each
    render): for the move just played, the reviewer's value of every legal move as a bar, the
    played move and the reviewer's marked, the loss; a chart of each seat's points lost over
-   the match. REVIEW: agents.evaluation.review.MatchReview.page_data (docs/review.md). */
+   the match. REVIEW: agents.evaluation.review.MatchReview.page_data (docs/review.md).
+   The play page draws a hint with reviewDecision (no REVIEW there). */
 "use strict";
 
 const REVIEW_AT = {};  // "hand/move" -> the decision's review
-REVIEW.decisions.forEach((d, i) => { d.order = i; REVIEW_AT[d.hand + "/" + d.move] = d; });
+if (typeof REVIEW !== "undefined")
+  REVIEW.decisions.forEach((d, i) => { d.order = i; REVIEW_AT[d.hand + "/" + d.move] = d; });
 const SEAT_COLORS = ["#1f6fb4", "#c0392b", "#2e8b3a", "#8e44ad"];
 const CHART = { w: 560, h: 170, left: 36, right: 8, top: 8, bottom: 22 };
 let reviewReady = false;
@@ -128,7 +130,9 @@ function reviewSeats() {
   return t;
 }
 
-function reviewDecision(box, d) {
+/** A decision's bars in box: d a decision line of the review (docs/review.md), or a hint
+    (played and loss null: no move played yet); name: the seat's player. */
+function reviewDecision(box, d, name) {
   const byValue = d.moves.some((m) => m.value !== null);
   const key = byValue ? "value" : "prob";
   const vals = d.moves.map((m) => m[key]).filter((v) => v !== null);
@@ -139,9 +143,9 @@ function reviewDecision(box, d) {
   const how = { search: "the search's mean hand margin", exact: "the exact hand margin",
                 network: "the network's probability", forced: "" }[d.how] ||
               d.how + "'s value";
-  box.appendChild(el("div", "review-how", "Seat " + d.seat + " (" + DATA.players[d.seat] +
-    ") had " + d.moves.length + " moves; bars: " + how + (byValue ? " (points)" : "") +
-    (d.deep ? ", searched for the review" : "")));
+  box.appendChild(el("div", "review-how", "Seat " + d.seat + " (" + name + ") " +
+    (d.played === null ? "has " : "had ") + d.moves.length + " moves; bars: " + how +
+    (byValue ? " (points)" : "") + (d.deep ? ", searched for the review" : "")));
   const list = el("div", "review-moves");
   list.id = "review-moves";
   d.moves.forEach((m, k) => {
@@ -166,6 +170,13 @@ function reviewDecision(box, d) {
     list.appendChild(row);
   });
   box.appendChild(list);
+  if (d.played !== null) reviewLoss(box, d);
+  if (d.position_value !== null)
+    box.appendChild(el("div", "review-how", "The network's value of the position: " +
+                       fmt(d.position_value, 2) + " points for seat " + d.seat + "'s team."));
+}
+
+function reviewLoss(box, d) {
   const loss = el("div", "review-loss");
   loss.id = "review-loss";
   loss.dataset.loss = d.loss === null ? "" : String(d.loss);
@@ -173,9 +184,6 @@ function reviewDecision(box, d) {
     d.played === d.best ? "The reviewer's move: nothing lost." :
     "Lost " + d.loss.toFixed(2) + " points against the reviewer's move.";
   box.appendChild(loss);
-  if (d.position_value !== null)
-    box.appendChild(el("div", "review-how", "The network's value of the position: " +
-                       fmt(d.position_value, 2) + " points for seat " + d.seat + "'s team."));
 }
 
 function reviewRender(f) {
@@ -188,7 +196,7 @@ function reviewRender(f) {
   box.dataset.move = d ? String(d.move) : "";
   if (!mv) box.appendChild(el("div", "", "Hand " + (f.hand + 1) + " dealt."));
   else if (!d) box.appendChild(el("div", "", "Only one legal move: no decision."));
-  else reviewDecision(box, d);
+  else reviewDecision(box, d, DATA.players[d.seat]);
   // the chart's marker: after the last decision played by this position
   let seen = 0;
   for (const e of REVIEW.decisions) if (decisionFrame(e) <= pos) seen = e.order + 1;
