@@ -19,7 +19,7 @@ let ROOM = null;   // room mode: the room's id
 let TOKEN = null;  // room mode: this seat's token (null: watching)
 let STREAM = null; // room mode: the live connection (EventSource)
 const HINTS = document.body.dataset.hints === "on";  // the server gives hints and reviews
-let HINT = null;   // the hint shown (for the position after HINT.moves_played moves)
+let HINT = null;   // the hint shown (of match HINT.id after HINT.moves_played moves)
 let HINTING = false;  // a hint is being asked for
 
 function $(id) { return document.getElementById(id); }
@@ -199,7 +199,8 @@ function renderHint(v) {
   button.disabled = HINTING;
   const panel = $("hint-panel");
   const box = $("hint");
-  const shown = turn && HINT !== null && HINT.moves_played === v.moves;
+  const shown = turn && HINT !== null && HINT.id === (v.game || v.room) &&
+    HINT.moves_played === v.moves;
   panel.classList.toggle("hidden", !shown && !(turn && HINTING));
   box.textContent = "";
   box.dataset.moves = shown ? String(HINT.moves_played) : "";
@@ -220,10 +221,12 @@ async function askHint() {
   if (!V || !V.your_turn || HINTING) return;
   HINTING = true;
   renderHint(V);
+  const id = V.game || V.room;
   try {
     HINT = MODE === "solo"
       ? await api("POST", "/api/game/" + encodeURIComponent(V.game) + "/hint", {})
       : await api("POST", roomPath() + "/hint", { token: TOKEN });
+    HINT.id = id;
     showError("");
   } catch (e) {
     HINT = null;
