@@ -51,10 +51,14 @@ def aec_throughput(env: Any, seconds: float, seed: int = 0) -> dict[str, float]:
     """Agent-steps/s of a PettingZoo AEC environment with random legal moves (seeded
     once, then ``reset()`` per episode). Also times the user's pick from the mask
     alone (``np.flatnonzero`` + ``choice``): its cost grows with the action space,
-    16,204 ids here against 4 for texas_holdem_v4, and is not the environment's."""
+    16,204 ids here against 4 for texas_holdem_v4, and is not the environment's. The
+    pick's process CPU time is measured again afterwards on a sample of the run's masks
+    (the same expression, without the clock calls around it), for a CPU-time rate of the
+    environment alone that other processes on the core move less."""
     rng = np.random.default_rng(seed)
     steps = 0
     pick = 0.0
+    sample: list[np.ndarray] = []
     env.reset(seed=seed)
     clock = Clock()
     while True:
@@ -67,6 +71,8 @@ def aec_throughput(env: Any, seconds: float, seed: int = 0) -> dict[str, float]:
                 action = int(rng.choice(np.flatnonzero(obs["action_mask"])))
                 pick += time.perf_counter() - t0
                 steps += 1
+                if steps % 16 == 0 and len(sample) < 2000:
+                    sample.append(obs["action_mask"])
             env.step(action)
         if clock.elapsed()[0] >= seconds:
             break
@@ -75,6 +81,40 @@ def aec_throughput(env: Any, seconds: float, seed: int = 0) -> dict[str, float]:
     wall = steps / out["agent_steps_per_s"]
     out["pick_share_of_wall"] = pick / wall
     out["agent_steps_per_s_without_pick"] = steps / (wall - pick)
+    c0 = time.process_time()
+    for _ in range(5):
+        for mask in sample:
+            int(rng.choice(np.flatnonzero(mask)))
+    pick_cpu = (time.process_time() - c0) / (5 * len(sample))
+    out["pick_cpu_us"] = pick_cpu * 1e6
+    out["agent_steps_per_cpu_s_without_pick"] = 1 / (
+        1 / out["agent_steps_per_cpu_s"] - pick_cpu)
+    return out
+
+
+def mask_scan_us(env: Any, masks: int = 2000, seed: int = 0) -> dict[str, float]:
+    """Microseconds to find the legal ids in one of the AEC env's ``action_mask``s: as
+    the benchmark's pick does (``np.flatnonzero`` of the int8 mask, the dtype
+    Gymnasium's ``Discrete.sample(mask)`` asks for) and over a bool view of the same bytes
+    (numpy's fast path), on masks of random play."""
+    rng = np.random.default_rng(seed)
+    seen: list[np.ndarray] = []
+    env.reset(seed=seed)
+    while len(seen) < masks:
+        for _agent in env.agent_iter():
+            obs, _, termination, truncation, _ = env.last()
+            if termination or truncation:
+                env.step(None)
+                continue
+            seen.append(obs["action_mask"])
+            env.step(int(rng.choice(np.flatnonzero(obs["action_mask"]))))
+        env.reset()
+    out = {}
+    for name, view in (("int8", lambda m: m), ("bool_view", lambda m: m.view(bool))):
+        t0 = time.perf_counter()
+        for m in seen:
+            np.flatnonzero(view(m))
+        out[name] = (time.perf_counter() - t0) / len(seen) * 1e6
     return out
 
 
@@ -125,10 +165,16 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             r["vs_texas_holdem_v4"] = r["agent_steps_per_s"] / texas["agent_steps_per_s"]
             r["vs_texas_holdem_v4_cpu"] = (r["agent_steps_per_cpu_s"]
                                            / texas["agent_steps_per_cpu_s"])
+            if "agent_steps_per_s_without_pick" in r:  # the environments alone
+                for key in ("s", "cpu_s"):
+                    r[f"vs_texas_holdem_v4_{key}_without_pick"] = (
+                        r[f"agent_steps_per_{key}_without_pick"]
+                        / texas[f"agent_steps_per_{key}_without_pick"])
         return r
 
     res["aec"] = {f"scopa_{p}p": versus(aec_throughput(
         scopa_env.env(rules="scopa", players=p), args.seconds)) for p in (2, 4)}
+    res["aec_mask_scan_us"] = mask_scan_us(scopa_env.env(rules="scopa", players=2))
     sizes = [int(x) for x in args.sizes.split(",")]
     res["vector"] = {str(n): versus(vector_throughput(n, args.seconds)) for n in sizes}
     n = max(sizes)
@@ -152,7 +198,13 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
             text += f"  {r['bytes_per_game']:.0f} B/game"
         if "pick_share_of_wall" in r:
             text += (f"  (the mask pick is {100 * r['pick_share_of_wall']:.0f}% of it; "
-                     f"{r['agent_steps_per_s_without_pick']:,.0f}/s without it)")
+                     f"{r['agent_steps_per_s_without_pick']:,.0f}/s without it")
+            text += f" [{r['agent_steps_per_cpu_s_without_pick']:,.0f}]"
+            if "vs_texas_holdem_v4_s_without_pick" in r:
+                text += (f", {r['vs_texas_holdem_v4_s_without_pick']:.1f}x "
+                         f"[{r['vs_texas_holdem_v4_cpu_s_without_pick']:.1f}x] "
+                         f"texas_holdem_v4's")
+            text += ")"
         print(text)
 
     if texas:
@@ -161,6 +213,9 @@ def main(argv: list[str] | None = None) -> dict[str, Any]:
         print(f"texas_holdem_v4: not measured ({res['texas_holdem_v4_error']})")
     for name, r in res["aec"].items():
         line(f"scopa AEC, {name}", r)
+    scan = res["aec_mask_scan_us"]
+    print(f"{'finding the legal ids in a mask':<34} {scan['int8']:.1f} us with np.flatnonzero "
+          f"(int8), {scan['bool_view']:.1f} us over mask.view(bool)")
     for n_, r in res["vector"].items():
         line(f"VectorScopaEnv N={n_}", r)
     for n_, r in res["vector_with_records"].items():
