@@ -9,6 +9,11 @@ call is its ``python_kuhn_poker`` (a Python game of a few lines) through the sam
 what ``python_scopa`` costs beyond it is the bridge and the engine.
 
     .venv/bin/python benchmarks/openspiel_speed.py [--seconds S] [--json]
+    .venv/bin/python benchmarks/openspiel_speed.py --search openspiel:ismcts,simulations=1000 \
+        pimc --positions 12
+
+``--search SPEC ...`` times agents instead: CPU time per decision of each spec on the same
+positions (decisions with a choice, drawn from random play of seeded matches).
 
 Needs ``pip install -e .[openspiel]``.
 """
@@ -18,7 +23,9 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +38,9 @@ from open_spiel.python.games import kuhn_poker  # noqa: E402, F401  (registers i
 
 import agents.bridges.openspiel_game  # noqa: E402, F401  (registers python_scopa)
 import scopa_env  # noqa: E402
+from agents import make_agent  # noqa: E402
 from scopa_env.game import apply, new_match  # noqa: E402
+from scopa_env.observation import info_set  # noqa: E402
 
 
 def openspiel_throughput(name: str, seconds: float, seed: int = 0) -> dict[str, float]:
@@ -74,11 +83,50 @@ def engine_throughput(seconds: float, seed: int = 0) -> dict[str, float]:
     return {"decisions_per_s": decisions / wall, "decisions_per_cpu_s": decisions / cpu}
 
 
+def search_times(specs: list[str], positions: int, seed: int = 0) -> dict[str, Any]:
+    """CPU milliseconds per decision (median, mean) of each agent on the same
+    ``positions`` decisions with a choice, taken every few plies of random play."""
+    rng, infos = random.Random(seed), []
+    k = 0
+    while len(infos) < positions:
+        s = new_match("scopa", seed * 1000 + k)
+        k += 1
+        ply = 0
+        while not s.done and len(infos) < positions:
+            legal = s.legal_actions()
+            if len(legal) > 1 and ply % 7 == 3:
+                infos.append(info_set(s, s.to_move))
+            apply(s, rng.choice(legal))
+            ply += 1
+    out: dict[str, Any] = {}
+    for spec in specs:
+        agent = make_agent(spec, seed=seed)
+        ms = []
+        for info in infos:
+            t = time.process_time()
+            agent.act(info)
+            ms.append(1e3 * (time.process_time() - t))
+        out[agent.spec] = {"cpu_ms_median": statistics.median(ms),
+                           "cpu_ms_mean": statistics.mean(ms), "decisions": len(ms)}
+    return out
+
+
 def main(argv: list[str] | None = None) -> dict[str, Any]:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--seconds", type=float, default=5.0, help="time per measurement")
     ap.add_argument("--json", action="store_true", help="print one JSON object")
+    ap.add_argument("--search", nargs="+", metavar="SPEC",
+                    help="time these agents per decision instead")
+    ap.add_argument("--positions", type=int, default=12, help="decisions timed (--search)")
     args = ap.parse_args(argv)
+    if args.search:
+        times = search_times(args.search, args.positions)
+        if args.json:
+            print(json.dumps(times, indent=1))
+        for spec, t in times.items():
+            print(f"{spec:<40} CPU ms per decision: median {t['cpu_ms_median']:9.1f}, "
+                  f"mean {t['cpu_ms_mean']:9.1f} ({t['decisions']} decisions)")
+        return times
     res: dict[str, Any] = {
         "python_scopa": openspiel_throughput("python_scopa", args.seconds),
         "python_kuhn_poker": openspiel_throughput("python_kuhn_poker", args.seconds),
