@@ -53,6 +53,7 @@ OPPONENTS = ("random", "greedy", "expert", "pimc")
 FULL_MINUTES, FULL_SEEDS = 20, 3  # the protocol's table (docs/baselines/README.md)
 CURVE_OPPONENT = "greedy"
 EVALS = "evaluations.json"
+STARTED = "started.json"
 MARK_START, MARK_END = "<!-- table -->", "<!-- /table -->"
 
 
@@ -115,6 +116,8 @@ def train(alg: Algorithm, folder: Path, minutes: float, seed: int, smoke: bool,
     if folder.exists():
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
+    (folder / STARTED).write_text(json.dumps(  # when and on how busy a machine it trained
+        {"date": now(), "load_average": load_average()}) + "\n", encoding="utf-8")
     cmd = [sys.executable, str(SCRIPTS / alg.script), "--minutes", f"{minutes:g}",
            "--seed", str(seed), "--out", str(folder), *(["--smoke"] if smoke else [])]
     log(f"{alg.name} seed {seed}: training {minutes:g} min in {folder}")
@@ -168,17 +171,36 @@ def evaluate_run(folder: Path, doc: dict[str, Any], args: argparse.Namespace,
               **evaluated(folder, s["spec"], CURVE_OPPONENT, args.curve_hands,
                           args.eval_seed, args.workers)}
              for s in doc["snapshots"]]
-    return {**doc, "margins": finals, "curve": curve}
+    started = folder / STARTED
+    trained = json.loads(started.read_text()) if started.is_file() else {
+        "date": now((folder / RESULT).stat().st_mtime), "load_average": None}
+    return {**doc, "margins": finals, "curve": curve, "trained": trained}
 
 
 # -- output ------------------------------------------------------------------------------
+def now(stamp: float | None = None) -> str:
+    return datetime.fromtimestamp(stamp if stamp is not None else time.time(),
+                                  timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+
+
+def load_average() -> list[float] | None:
+    return [round(x, 2) for x in os.getloadavg()] if hasattr(os, "getloadavg") else None
+
+
 def machine() -> dict[str, Any]:
     import torch
 
-    load = os.getloadavg() if hasattr(os, "getloadavg") else None
     return {"cpu": platform.processor() or platform.machine(), "cores": os.cpu_count(),
-            "python": platform.python_version(), "torch": torch.__version__,
-            "load_average_at_start": [round(x, 2) for x in load] if load else None}
+            "python": platform.python_version(), "torch": torch.__version__}
+
+
+def _span(runs: list[dict[str, Any]]) -> str:
+    """When the runs trained, and the load average at the start of each."""
+    dates = sorted(r["trained"]["date"] for r in runs)
+    loads = [r["trained"]["load_average"][0] for r in runs if r["trained"]["load_average"]]
+    when = dates[0] if dates[0] == dates[-1] else f"{dates[0]} to {dates[-1]}"
+    return when + (f" (1-minute load average {min(loads):g} to {max(loads):g} at their "
+                   f"starts)" if loads else "")
 
 
 def _m(m: dict[str, Any]) -> str:
@@ -197,10 +219,10 @@ def table(doc: dict[str, Any]) -> str:
             f"{doc.get('other_seeds')} of the others'.", ""]),
         f"Budget: **{doc['minutes']:g} minutes** of training per run"
         + (" (smoke mode: tiny models, not a result)" if doc["smoke"] else "")
-        + f"; measured {doc['date']} on {doc['machine']['cores']} cores "
+        + f"; trained {_span(runs)} on {doc['machine']['cores']} cores "
         f"({doc['machine']['cpu']}, Python {doc['machine']['python']}, torch "
-        f"{doc['machine']['torch']}; load average {doc['machine']['load_average_at_start']} "
-        f"at the start). Margins: points per hand against each opponent, "
+        f"{doc['machine']['torch']}); table written {doc['date']}. Margins: points per "
+        f"hand against each opponent, "
         f"{doc['hands']:,} paired hands (seed {doc['eval_seed']}), 95% interval.",
         "",
         f"Command: `{doc['command']}`",
@@ -381,7 +403,7 @@ def main(argv: list[str] | None = None) -> int:
         command = "python benchmarks/baselines.py " + " ".join(
             argv if argv is not None else sys.argv[1:])
         write({"minutes": args.minutes, "smoke": args.smoke,
-               "date": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
+               "date": now(),
                "machine": info, "command": command.strip(), "hands": args.hands,
                "curve_hands": args.curve_hands, "eval_seed": args.eval_seed,
                "seeds": args.seeds, "other_seeds": args.other_seeds,

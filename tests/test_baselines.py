@@ -67,8 +67,7 @@ def test_smoke_trains_each_installed_library(tmp_path: Path) -> None:
 
 def test_the_table_goes_between_the_marks_of_an_existing_readme(tmp_path: Path) -> None:
     doc = {"minutes": 3, "smoke": False, "date": "2026-12-06 20:00 UTC",
-           "machine": {"cores": 2, "cpu": "x", "python": "3.11", "torch": "2",
-                       "load_average_at_start": [1.0, 1.0, 1.0]},
+           "machine": {"cores": 2, "cpu": "x", "python": "3.11", "torch": "2"},
            "command": "python benchmarks/baselines.py --minutes 3", "hands": 1000,
            "curve_hands": 200, "eval_seed": 2026, "opponents": list(baselines.OPPONENTS),
            "seeds": 2, "other_seeds": 1,
@@ -76,7 +75,9 @@ def test_the_table_goes_between_the_marks_of_an_existing_readme(tmp_path: Path) 
                      "train_seconds": 180.0, "updates": 10,
                      "margins": {o: {"margin": 0.1 * s, "ci95": [0.0, 0.2 * s]}
                                  for o in baselines.OPPONENTS},
-                     "curve": [{"minutes": 1.0, "margin": 0.1}]} for s in (1, 2)]}
+                     "curve": [{"minutes": 1.0, "margin": 0.1}],
+                     "trained": {"date": f"2026-12-06 1{s}:00 UTC",
+                                 "load_average": [2.0 * s, 1.0, 1.0]}} for s in (1, 2)]}
     readme = tmp_path / "README.md"
     readme.write_text("# Guide\n\nbefore\n\n<!-- table -->\nold\n<!-- /table -->\n\nafter\n")
     baselines.write(doc, tmp_path, lambda _: None)
@@ -85,6 +86,8 @@ def test_the_table_goes_between_the_marks_of_an_existing_readme(tmp_path: Path) 
     assert "old" not in text and "+0.150 (seeds +0.100 .. +0.200)" in text
     assert "**A preview, not the table the protocol asks for** (20 minutes" in text
     assert "| dmc | 2 | 2,000 | 10 |" in text  # each seed's row
+    assert ("trained 2026-12-06 11:00 UTC to 2026-12-06 12:00 UTC (1-minute load average 2 "
+            "to 4 at their starts)") in text
 
 
 def _one_line(capsys) -> str:
