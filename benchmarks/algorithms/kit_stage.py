@@ -50,12 +50,17 @@ def main(config: Path, algorithm: str, description: str) -> int:
         print(f"{algorithm}: {e}", file=sys.stderr)
         return 2
     snapshots: list[dict[str, Any]] = []
+    policy = None
     while True:
-        c = out["counters"]
+        if "counters" not in out:  # the slice ended before the stage began: no update
+            if policy is None:
+                too_small(algorithm, args.minutes, None)
+            break
+        c, policy = out["counters"], out["policy"]
         if c["update"] <= 1 and c["wall_seconds"] > budget:
             too_small(algorithm, args.minutes, c["wall_seconds"])
         snap = args.out / "snapshots" / f"policy_{len(snapshots):02d}.pt"
-        shutil.copyfile(out["policy"], snap)
+        shutil.copyfile(policy, snap)
         snapshots.append({"minutes": c["wall_seconds"] / 60, "env_steps": c["env_steps"],
                           "spec": f"ckpt:{snap}"})
         left = budget - c["wall_seconds"]
@@ -64,7 +69,7 @@ def main(config: Path, algorithm: str, description: str) -> int:
         out = recipe.resume(out["run_dir"], [f"run.max_minutes={min(chunk, left / 60):.6g}"],
                             progress=False, log=_quiet)
     final = args.out / "policy.pt"
-    shutil.copyfile(out["policy"], final)
+    shutil.copyfile(policy, final)
     write_result(args.out, algorithm=algorithm, library="scopa (this kit)",
                  spec=f"ckpt:{final}", env_steps=c["env_steps"],
                  train_seconds=c["wall_seconds"], updates=c["update"], snapshots=snapshots,
