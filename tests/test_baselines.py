@@ -32,7 +32,11 @@ def _smoke(tmp_path: Path, names: list[str], *more: str) -> tuple[list[str], dic
         assert set(r["margins"]) == {"random", "greedy", "expert", "pimc"}
         low, high = r["margins"]["greedy"]["ci95"]
         assert low <= r["margins"]["greedy"]["margin"] <= high
-        assert r["curve"] and all(p["minutes"] <= doc["minutes"] * 2 for p in r["curve"])
+        # snapshots in order, within the run's own training time (a busy machine may let
+        # the last update overrun the budget: no bound on the clock here)
+        minutes = [p["minutes"] for p in r["curve"]]
+        assert minutes and minutes == sorted(minutes)
+        assert minutes[-1] <= r["train_seconds"] / 60 + 1e-6
         assert r["curve"][-1]["env_steps"] == r["env_steps"]  # the last point: the final agent
     assert (tmp_path / "docs" / "curves.png").read_bytes()[:4] == b"\x89PNG"
     return argv, doc
