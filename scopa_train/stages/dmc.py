@@ -36,12 +36,11 @@ import torch
 from torch import nn
 
 import agents
-from scopa_policy.checkpoint import policy_checkpoint
 from scopa_policy.features import Candidates
-from scopa_policy.network import NetConfig, PolicyNet, count_parameters
+from scopa_policy.network import NetConfig, PolicyNet
 
-from ..config import ConfigError, StageConfig
-from ..framework import Log, Stage, starting_weights, to_cpu
+from ..config import StageConfig
+from ..framework import Log
 from ..ppo import explained_variance
 from ..rollout import (
     PAST,
@@ -132,7 +131,7 @@ def _taken(net: PolicyNet, batch: Batch, idx: torch.Tensor) -> torch.Tensor:
     return scores.gather(1, batch.actions[idx][:, None]).squeeze(1)
 
 
-class DMCStage(Stage):
+class DMCStage(ppo_selfplay.PoolStage):
     """Deep Monte-Carlo against a pool of opponents (module docstring)."""
 
     KIND = "dmc"
@@ -172,13 +171,9 @@ class DMCStage(Stage):
                 return why
         return None
 
-    def done(self) -> bool:
-        return self.num_updates is not None and self.counters.update >= self.num_updates
-
     def _epsilon(self) -> float:
         d = self.cfg.dmc
-        frac = self.counters.update / self.num_updates if self.num_updates else 0.0
-        return d.epsilon + frac * (d.epsilon_final - d.epsilon)
+        return d.epsilon + self.fraction_done() * (d.epsilon_final - d.epsilon)
 
     def _rollout(self, epsilon: float) -> tuple[Batch, RolloutStats]:
         """Opponents for every game (and the learner's side), a past snapshot if one
@@ -188,70 +183,22 @@ class DMCStage(Stage):
         n = cfg.rollouts.num_envs
         kinds = sample_opponents(self.np_rng, cfg.opponents, n, have_past=bool(self.past_pool))
         learner_team = self.np_rng.integers(0, 2, n)
-        past = None
-        if PAST in kinds:
-            past_net = PolicyNet(self.net.cfg)
-            past_net.load_state_dict(self.past_pool[int(self.np_rng.integers(len(self.past_pool)))])
-            past = EpsilonGreedy(past_net.to(self.device).eval(), epsilon)
+        past = EpsilonGreedy(self.past_net(), epsilon) if PAST in kinds else None
         seed = (cfg.seed * 1_000_003 + self.counters.update) % (2**63)
         return self.collector.collect(EpsilonGreedy(self.net, epsilon), past, kinds,
                                       learner_team, self.steps_per_rollout, reset_seed=seed,
                                       agent_seed=seed, gamma=1.0, lam=1.0)
 
     def _update(self, batch: Batch) -> QStats:
-        d, c = self.cfg.dmc, self.counters
+        d = self.cfg.dmc
         stats = q_update(self.net, self.optimizer, batch, self.np_rng,
                          epochs=d.update_epochs, num_minibatches=d.num_minibatches,
                          max_grad_norm=d.max_grad_norm)
-        c.update += 1
-        c.learner_samples += len(batch)
-        if c.update % d.past_snapshot_every == 0 and PAST in self.cfg.opponents:
-            self.past_pool.append(self._snapshot())
-            del self.past_pool[:-d.past_pool_size]
+        self.count_update(len(batch), d.past_snapshot_every, d.past_pool_size)
         return stats
 
-    # -- state ------------------------------------------------------------------------
-    def _snapshot(self) -> dict[str, torch.Tensor]:
-        return to_cpu(self.net.state_dict())
-
-    def start_from(self) -> None:
-        """The weights ``init_from`` names, if any (a fresh network otherwise)."""
-        if not self.cfg.init_from:
-            return
-        try:
-            self.net.load_state_dict(starting_weights(self.cfg))
-        except (RuntimeError, KeyError) as e:
-            raise ConfigError(f"the starting weights do not fit the config's network: "
-                              f"{str(e).strip().splitlines()[0]}") from None
-        self.past_pool = [self._snapshot()] if self.past_pool else []
-
-    def policy_parts(self, training: bool) -> dict[str, Any]:
-        return policy_checkpoint(self.net, self.rules.to_dict(), {})
-
-    def training_parts(self) -> dict[str, Any]:
-        return {"past_pool": self.past_pool}
-
-    def restore(self, ck: dict[str, Any]) -> None:
-        self.net.load_state_dict(ck["model"])
-        self.past_pool = [dict(sd) for sd in ck["past_pool"]]
-
-    def eval_policy(self) -> tuple[PolicyNet, None]:
-        return self.net, None
-
-    def progress_total(self) -> tuple[int, int, str]:
-        if self.num_updates is None:
-            return 0, self.counters.env_steps, " env steps"
-        total = self.num_updates * self.cfg.rollouts.num_envs * self.steps_per_rollout
-        return total, self.counters.env_steps, " env steps"
-
     def describe(self) -> str:
-        games = f"{self.cfg.rollouts.num_envs} games x {self.steps_per_rollout} moves"
-        size = f"DMC, {count_parameters(self.net):,} parameters"
-        if self.num_updates is None:
-            until = (f"until {self.cfg.run.max_minutes:g} min have passed"
-                     if self.cfg.run.max_minutes else "until stopped")
-            return f"{size}, updates of {games} {until}"
-        return f"{size}, {self.num_updates} updates of {games}"
+        return self.describe_as("DMC")
 
 
 def dmc_scalars(rs: RolloutStats, qs: QStats, decisions: int, *, epsilon: float, lr: float,

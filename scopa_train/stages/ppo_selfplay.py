@@ -59,7 +59,92 @@ def make_collector(cfg: StageConfig) -> Any:
                             batched_baseline, teacher=make_teacher(cfg))
 
 
-class PPOStage(Stage):
+class PoolStage(Stage):
+    """What the stages that train the policy network against a pool of opponents (self,
+    past snapshots, agents) share: their subclass sets ``net``, ``past_pool``,
+    ``steps_per_rollout`` and ``num_updates`` (None: no budget in moves); this holds the
+    update budget, the past pool, the starting weights, the checkpoint's parts and the
+    evaluated policy. PPO (``PPOStage``) and DMC (``scopa_train.stages.dmc``) differ in
+    their rollouts' policy and their update."""
+
+    net: PolicyNet
+    past_pool: list[dict[str, torch.Tensor]]
+    steps_per_rollout: int
+    num_updates: int | None
+
+    def done(self) -> bool:
+        return self.num_updates is not None and self.counters.update >= self.num_updates
+
+    def fraction_done(self) -> float:
+        """The fraction of the updates done (0 without a budget in moves): schedules."""
+        return self.counters.update / self.num_updates if self.num_updates else 0.0
+
+    def past_net(self) -> PolicyNet:
+        """A network with one of the past pool's snapshots, drawn at random."""
+        net = PolicyNet(self.net.cfg)
+        net.load_state_dict(self.past_pool[int(self.np_rng.integers(len(self.past_pool)))])
+        return net.to(self.device).eval()
+
+    def count_update(self, samples: int, snapshot_every: int, pool_size: int) -> None:
+        """One more update of ``samples`` decisions; every ``snapshot_every`` updates the
+        network joins the past pool (the oldest leave it past ``pool_size``)."""
+        c = self.counters
+        c.update += 1
+        c.learner_samples += samples
+        if c.update % snapshot_every == 0 and PAST in self.cfg.opponents:
+            self.past_pool.append(self._snapshot())
+            del self.past_pool[:-pool_size]
+
+    # -- state ------------------------------------------------------------------------
+    def _snapshot(self) -> dict[str, torch.Tensor]:
+        """The network's weights, copied to the CPU (checkpoints load on any device)."""
+        return {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()}
+
+    def load_weights(self, state: dict[str, torch.Tensor]) -> None:
+        """Start from these weights (the past pool, if any, starts from them too)."""
+        try:
+            self.net.load_state_dict(state)
+        except (RuntimeError, KeyError) as e:
+            raise ConfigError(f"the starting weights do not fit the config's network: "
+                              f"{str(e).strip().splitlines()[0]}") from None
+        self.past_pool = [self._snapshot()] if self.past_pool else []
+
+    def start_from(self) -> None:
+        """The weights ``init_from`` names, if any (a fresh network otherwise)."""
+        if self.cfg.init_from:
+            self.load_weights(starting_weights(self.cfg))
+
+    def policy_parts(self, training: bool) -> dict[str, Any]:
+        return policy_checkpoint(self.net, self.rules.to_dict(), {})
+
+    def training_parts(self) -> dict[str, Any]:
+        return {"past_pool": self.past_pool}
+
+    def restore(self, ck: dict[str, Any]) -> None:
+        self.net.load_state_dict(ck["model"])
+        self.past_pool = [dict(sd) for sd in ck["past_pool"]]
+
+    def eval_policy(self) -> tuple[PolicyNet, None]:
+        return self.net, None
+
+    def progress_total(self) -> tuple[int, int, str]:
+        if self.num_updates is None:  # no total to show: the bar counts
+            return 0, self.counters.env_steps, " env steps"
+        total = self.num_updates * self.cfg.rollouts.num_envs * self.steps_per_rollout
+        return total, self.counters.env_steps, " env steps"
+
+    def describe_as(self, what: str) -> str:
+        """``describe``'s line for the stage of ``what`` (e.g. "PPO")."""
+        games = f"{self.cfg.rollouts.num_envs} games x {self.steps_per_rollout} moves"
+        size = f"{what}, {count_parameters(self.net):,} parameters"
+        if self.num_updates is None:
+            until = (f"until {self.cfg.run.max_minutes:g} min have passed"
+                     if self.cfg.run.max_minutes else "until stopped")
+            return f"{size}, updates of {games} {until}"
+        return f"{size}, {self.num_updates} updates of {games}"
+
+
+class PPOStage(PoolStage):
     """PPO self-play against a pool of opponents (module docstring)."""
 
     KIND = "ppo"
@@ -100,15 +185,12 @@ class PPOStage(Stage):
                 return why
         return None
 
-    def done(self) -> bool:
-        return self.num_updates is not None and self.counters.update >= self.num_updates
-
     def _schedule(self) -> tuple[float, float]:
         """This update's learning rate (set on the optimizer) and entropy coefficient:
         linear in the fraction of updates done, from the start values to
         ``lr_final_fraction`` of the rate and to ``ent_coef_final``."""
         p = self.cfg.ppo
-        frac = self.counters.update / self.num_updates if self.num_updates else 0.0
+        frac = self.fraction_done()
         lr = p.learning_rate * (1.0 - frac * (1.0 - p.lr_final_fraction))
         ent_coef = p.ent_coef + frac * (p.ent_coef_final - p.ent_coef)
         for group in self.optimizer.param_groups:
@@ -122,11 +204,7 @@ class PPOStage(Stage):
         n = cfg.rollouts.num_envs
         kinds = sample_opponents(self.np_rng, cfg.opponents, n, have_past=bool(self.past_pool))
         learner_team = self.np_rng.integers(0, 2, n)
-        past_net = None
-        if PAST in kinds:
-            past_net = PolicyNet(self.net.cfg)
-            past_net.load_state_dict(self.past_pool[int(self.np_rng.integers(len(self.past_pool)))])
-            past_net.to(self.device).eval()
+        past_net = self.past_net() if PAST in kinds else None
         seed = (cfg.seed * 1_000_003 + self.counters.update) % (2**63)
         return self.collector.collect(self.net, past_net, kinds, learner_team,
                                       self.steps_per_rollout, reset_seed=seed, agent_seed=seed,
@@ -135,66 +213,18 @@ class PPOStage(Stage):
     def _update(self, batch: Batch, ent_coef: float) -> UpdateStats:
         """PPO on the rollout; every ``past_snapshot_every`` updates the network joins the
         past pool (the oldest leave it)."""
-        p, c = self.cfg.ppo, self.counters
+        p = self.cfg.ppo
         stats = ppo_update(self.net, self.optimizer, batch, self.np_rng,
                            epochs=p.update_epochs, num_minibatches=p.num_minibatches,
                            clip_coef=p.clip_coef, clip_vloss=p.clip_vloss, ent_coef=ent_coef,
                            vf_coef=p.vf_coef, max_grad_norm=p.max_grad_norm,
                            norm_adv=p.norm_adv, target_kl=p.target_kl,
                            endgame_coef=p.endgame_coef)
-        c.update += 1
-        c.learner_samples += len(batch)
-        if c.update % p.past_snapshot_every == 0 and PAST in self.cfg.opponents:
-            self.past_pool.append(self._snapshot())
-            del self.past_pool[:-p.past_pool_size]
+        self.count_update(len(batch), p.past_snapshot_every, p.past_pool_size)
         return stats
 
-    # -- state ------------------------------------------------------------------------
-    def _snapshot(self) -> dict[str, torch.Tensor]:
-        """The network's weights, copied to the CPU (checkpoints load on any device)."""
-        return {k: v.detach().cpu().clone() for k, v in self.net.state_dict().items()}
-
-    def load_weights(self, state: dict[str, torch.Tensor]) -> None:
-        """Start from these weights (the past pool, if any, starts from them too)."""
-        try:
-            self.net.load_state_dict(state)
-        except (RuntimeError, KeyError) as e:
-            raise ConfigError(f"the starting weights do not fit the config's network: "
-                              f"{str(e).strip().splitlines()[0]}") from None
-        self.past_pool = [self._snapshot()] if self.past_pool else []
-
-    def start_from(self) -> None:
-        """The weights ``init_from`` names, if any (a fresh network otherwise)."""
-        if self.cfg.init_from:
-            self.load_weights(starting_weights(self.cfg))
-
-    def policy_parts(self, training: bool) -> dict[str, Any]:
-        return policy_checkpoint(self.net, self.rules.to_dict(), {})
-
-    def training_parts(self) -> dict[str, Any]:
-        return {"past_pool": self.past_pool}
-
-    def restore(self, ck: dict[str, Any]) -> None:
-        self.net.load_state_dict(ck["model"])
-        self.past_pool = [dict(sd) for sd in ck["past_pool"]]
-
-    def eval_policy(self) -> tuple[PolicyNet, None]:
-        return self.net, None
-
-    def progress_total(self) -> tuple[int, int, str]:
-        if self.num_updates is None:  # no total to show: the bar counts
-            return 0, self.counters.env_steps, " env steps"
-        total = self.num_updates * self.cfg.rollouts.num_envs * self.steps_per_rollout
-        return total, self.counters.env_steps, " env steps"
-
     def describe(self) -> str:
-        games = f"{self.cfg.rollouts.num_envs} games x {self.steps_per_rollout} moves"
-        if self.num_updates is None:
-            until = (f"until {self.cfg.run.max_minutes:g} min have passed"
-                     if self.cfg.run.max_minutes else "until stopped")
-            return f"PPO, {count_parameters(self.net):,} parameters, updates of {games} {until}"
-        return (f"PPO, {count_parameters(self.net):,} parameters, {self.num_updates} updates "
-                f"of {games}")
+        return self.describe_as("PPO")
 
 
 def update_scalars(rs: RolloutStats, us: UpdateStats, decisions: int, *, lr: float,
