@@ -285,3 +285,14 @@ def test_game_string_checker_command(game, status, text):
         assert "Traceback" not in r.stderr
     else:
         assert text in r.stdout
+
+
+def test_openspiel_spec_without_the_extra_names_it(monkeypatch):
+    import importlib.util
+
+    real = importlib.util.find_spec
+    monkeypatch.setattr(importlib.util, "find_spec",
+                        lambda name, *a: None if name == "pyspiel" else real(name, *a))
+    with pytest.raises(ValueError, match=r"needs open-spiel, which is not installed: "
+                                         r"pip install -e \.\[openspiel\]"):
+        check_spec("openspiel:ismcts")
