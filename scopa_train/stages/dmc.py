@@ -40,7 +40,6 @@ from scopa_policy.features import Candidates
 from scopa_policy.network import NetConfig, PolicyNet
 
 from ..config import StageConfig
-from ..framework import Log
 from ..ppo import explained_variance
 from ..rollout import (
     PAST,
@@ -218,21 +217,8 @@ def dmc_scalars(rs: RolloutStats, qs: QStats, decisions: int, *, epsilon: float,
         **ppo_selfplay.rollout_scalars(rs)}
 
 
-def build(cfg: StageConfig, run_dir: Path, log: Log = print, **kw: Any) -> DMCStage:
-    """A new DMC stage in ``run_dir``, from the weights ``init_from`` names (if any)."""
-    stage = DMCStage(cfg, run_dir, log=log, **kw)
-    stage.start_from()
-    return stage
-
-
-def resume(ck: dict[str, Any], cfg: StageConfig, run_dir: Path, log: Log = print,
-           **kw: Any) -> DMCStage:
-    """The DMC stage of a training checkpoint, where it stopped."""
-    stage = DMCStage(cfg, run_dir, log=log, **kw)
-    stage.load(ck)
-    return stage
-
-
+build = DMCStage.new
+resume = DMCStage.from_checkpoint
 check_ready = ppo_selfplay.check_ready  # the same: device, starting weights, evaluation opponents
 
 __all__ = ["DMCStage", "EpsilonGreedy", "QStats", "build", "check_ready", "dmc_scalars",

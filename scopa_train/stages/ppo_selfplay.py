@@ -72,6 +72,22 @@ class PoolStage(Stage):
     steps_per_rollout: int
     num_updates: int | None
 
+    @classmethod
+    def new(cls, cfg: StageConfig, run_dir: Path, log: Log = print, **kw: Any) -> Any:
+        """A new stage in ``run_dir``, from the weights ``init_from`` names (if any): the
+        kind's ``build``."""
+        stage = cls(cfg, run_dir, log=log, **kw)
+        stage.start_from()
+        return stage
+
+    @classmethod
+    def from_checkpoint(cls, ck: dict[str, Any], cfg: StageConfig, run_dir: Path,
+                        log: Log = print, **kw: Any) -> Any:
+        """The stage of a training checkpoint, where it stopped: the kind's ``resume``."""
+        stage = cls(cfg, run_dir, log=log, **kw)
+        stage.load(ck)
+        return stage
+
     def done(self) -> bool:
         return self.num_updates is not None and self.counters.update >= self.num_updates
 
@@ -273,19 +289,8 @@ def rollout_scalars(rs: RolloutStats) -> dict[str, float]:
     return scalars
 
 
-def build(cfg: StageConfig, run_dir: Path, log: Log = print, **kw: Any) -> PPOStage:
-    """A new PPO stage in ``run_dir``, from the weights ``init_from`` names (if any)."""
-    stage = PPOStage(cfg, run_dir, log=log, **kw)
-    stage.start_from()
-    return stage
-
-
-def resume(ck: dict[str, Any], cfg: StageConfig, run_dir: Path, log: Log = print,
-           **kw: Any) -> PPOStage:
-    """The PPO stage of a training checkpoint, where it stopped."""
-    stage = PPOStage(cfg, run_dir, log=log, **kw)
-    stage.load(ck)
-    return stage
+build = PPOStage.new
+resume = PPOStage.from_checkpoint
 
 
 def check_ready(cfg: StageConfig) -> None:
