@@ -49,6 +49,17 @@ class Failure(Exception):
     """A request that did not get a successful answer."""
 
 
+async def close_writer(writer: asyncio.StreamWriter | None) -> None:
+    """Close a connection's writer (if open), ignoring a peer that is already gone."""
+    if writer is None:
+        return
+    writer.close()
+    try:
+        await writer.wait_closed()
+    except OSError:
+        pass
+
+
 class Connection:
     """One keep-alive HTTP/1.1 connection (what a browser tab holds)."""
 
@@ -100,12 +111,7 @@ class Connection:
         return status, payload
 
     async def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            try:
-                await self.writer.wait_closed()
-            except OSError:
-                pass
+        await close_writer(self.writer)
         self.reader = self.writer = None
 
 
@@ -195,12 +201,7 @@ class Live:
                 return kind, json.loads("\n".join(data))
 
     async def close(self) -> None:
-        if self.writer is not None:
-            self.writer.close()
-            try:
-                await self.writer.wait_closed()
-            except OSError:
-                pass
+        await close_writer(self.writer)
 
 
 async def person(rid: str, token: str, seat: int, host: str, port: int, stats: Stats,
