@@ -6,8 +6,12 @@ from __future__ import annotations
 import importlib
 import subprocess
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
+from typing import Any
 
 from scopa_env.cards import card_id, mask_of
 from scopa_env.game import GameState
@@ -68,3 +72,16 @@ def import_example(name: str) -> ModuleType:
 def import_benchmark(name: str) -> ModuleType:
     """The script ``benchmarks/NAME.py`` imported as the module ``NAME``."""
     return _import_script("benchmarks", name)
+
+
+@contextmanager
+def serving(srv: Any) -> Iterator[Any]:
+    """``srv`` (a ``scopa serve`` server) answering in a thread until the block ends."""
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield srv
+    finally:
+        srv.shutdown()
+        srv.server_close()
+        thread.join(timeout=10)

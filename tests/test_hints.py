@@ -18,6 +18,7 @@ from scopa_cli import main as scopa
 from scopa_env.records import verify_record
 from scopa_env.rules import make_rules
 from scopa_web.server import make_server
+from tests.helpers import serving
 from tests.test_rooms import _check_hidden, _create
 from tests.test_web import Client
 
@@ -27,14 +28,8 @@ SPEC = "pimc:worlds=4,depth=2"  # a cheap reviewer
 def _serve(tmp_path: Path, hint_agent: str | None) -> Iterator[tuple[Any, Client]]:
     srv = make_server(make_rules("scopa", target_score=1), "greedy", port=0, seed=1,
                       db=tmp_path / "s.db", hint_agent=hint_agent)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(srv):
         yield srv, Client(srv.server_address[1])
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        thread.join(timeout=10)
 
 
 @pytest.fixture

@@ -5,7 +5,6 @@ once the match is over "Review the match" shows the server's review of it."""
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,6 +14,7 @@ import pytest
 from scopa_env.moves import action_text
 from scopa_env.rules import make_rules
 from scopa_web.server import make_server
+from tests.helpers import serving
 from tests.test_web_browser import (  # noqa: F401
     _no_page_errors,
     _ready,
@@ -41,14 +41,8 @@ return {
 def hinted() -> Iterator[tuple[str, Any]]:
     srv = make_server(make_rules("scopa", target_score=1), "greedy", port=0,
                       hint_agent=SPEC)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(srv):
         yield f"http://127.0.0.1:{srv.server_address[1]}", srv.RequestHandlerClass.lobby
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        thread.join(timeout=10)
 
 
 def test_a_hint_at_the_persons_turn_and_the_review_of_the_match(

@@ -21,6 +21,7 @@ from scopa_env.rules import make_rules
 from scopa_web import rooms
 from scopa_web import server as web
 from scopa_web.server import make_server
+from tests.helpers import serving
 from tests.test_web import Client
 
 RANDOM_FIELDS = ("room", "game", "token", "invites", "invite")  # random text, not cards
@@ -96,14 +97,8 @@ class Stream:
 @pytest.fixture
 def served(tmp_path: Path) -> Iterator[tuple[Any, Client]]:
     srv = make_server(make_rules("scopa"), "greedy", port=0, seed=1, db=tmp_path / "s.db")
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(srv):
         yield srv, Client(srv.server_address[1])
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        thread.join(timeout=10)
 
 
 def _create(client: Client, **body: Any) -> dict[str, Any]:

@@ -24,7 +24,7 @@ from scopa_env.records import append_records, read_records, verify_record
 from scopa_env.rules import make_rules
 from scopa_web.html import match_data, replay_page
 from scopa_web.server import MAX_BODY, make_server
-from tests.helpers import fresh_python
+from tests.helpers import fresh_python, serving
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = Path(__file__).parent / "data" / "golden-records.jsonl"
@@ -171,14 +171,8 @@ def _data_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 @pytest.fixture
 def server() -> Iterator[tuple[Any, Client]]:
     srv = make_server(make_rules("scopa"), "greedy", port=0, seed=1)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(srv):
         yield srv, Client(srv.server_address[1])
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        thread.join(timeout=10)
 
 
 def _codes_in(data: Any) -> set[str]:

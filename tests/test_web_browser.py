@@ -26,6 +26,7 @@ from scopa_env.play import play_match
 from scopa_env.records import append_records, read_records
 from scopa_env.rules import make_rules
 from scopa_web.server import make_server
+from tests.helpers import serving
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
@@ -267,14 +268,8 @@ def test_replay_page_in_the_browser(driver: Any, tmp_path: Path) -> None:
 @pytest.fixture
 def server() -> Iterator[tuple[str, Any]]:
     srv = make_server(make_rules("scopa"), "greedy", port=0)
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(srv):
         yield f"http://127.0.0.1:{srv.server_address[1]}", srv.RequestHandlerClass.lobby
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        thread.join(timeout=10)
 
 
 PLAY_SNAPSHOT = """
