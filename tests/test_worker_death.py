@@ -58,3 +58,61 @@ def test_workers_that_keep_dying_stop_with_one_clear_error(killer: Path, tmp_pat
     with pytest.raises(ev.WorkersDiedError,
                        match=r"evaluation worker processes died 2 times .*not done"):
         ev.evaluate(spec, "greedy", hands=16, seed=3, workers=2, matches=0)
+
+
+SLOW = '''
+import os, time
+
+class Slow:
+    """Plays the first legal move, slowly, after noting its process id in ``folder``."""
+
+    def __init__(self, seed=None, folder=""):
+        self.folder = folder
+
+    def act(self, info):
+        open(os.path.join(self.folder, str(os.getpid())), "w").close()
+        time.sleep(0.2)
+        return info.legal_actions[0]
+'''
+
+
+def _running(pid: int) -> bool:
+    """Whether process ``pid`` still runs (a zombie, dead but not reaped, does not)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux's /proc")
+def test_workers_end_when_their_parent_is_killed(tmp_path: Path):
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    (tmp_path / "slow.py").write_text(SLOW)
+    pids = tmp_path / "pids"
+    pids.mkdir()
+    parent = subprocess.Popen([sys.executable, "-c", (
+        "from agents.evaluation import evaluate as ev\n"
+        f"ev.evaluate('py:{tmp_path / 'slow.py'}:Slow,folder={pids}', 'greedy', "
+        "hands=400, seed=1, workers=2, matches=0)\n")],
+        cwd=Path(__file__).resolve().parents[1])
+    try:
+        deadline = time.monotonic() + 120
+        while len(os.listdir(pids)) < 2 and time.monotonic() < deadline:
+            assert parent.poll() is None, "the evaluation ended before its workers started"
+            time.sleep(0.2)
+        workers = [int(p) for p in os.listdir(pids)]
+        assert len(workers) == 2
+    finally:
+        parent.send_signal(signal.SIGKILL)
+        parent.wait()
+    deadline = time.monotonic() + 20
+    while any(map(_running, workers)) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    left = [w for w in workers if _running(w)]
+    for w in left:
+        os.kill(w, signal.SIGKILL)
+    assert not left, f"worker processes {left} outlived their killed parent"

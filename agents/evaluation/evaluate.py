@@ -342,20 +342,46 @@ def run_units(jobs: Sequence[UnitJob], workers: int, backend: str = "local"
     yield from run_in_pool(play_unit, list(jobs), workers, "evaluation")
 
 
+def start_worker() -> None:
+    """A pool worker's set-up: Ctrl-C is left to the parent; torch, where an agent uses
+    it, computes on one thread (the pool's workers are the parallelism: with two threads in
+    each of two workers on two cores, 100 paired hands of an OpenSpiel DQN agent took
+    5.1 s instead of 3.7 s); and the worker ends itself as soon as its parent is gone (killed, say),
+    rather than finishing its unit of work and then waiting for more forever."""
+    import threading
+    from multiprocessing.connection import wait
+
+    ignore_interrupts()
+    if "torch" in sys.modules:
+        sys.modules["torch"].set_num_threads(1)
+    else:
+        os.environ.setdefault("OMP_NUM_THREADS", "1")  # read when torch loads
+    parent = mp.parent_process()
+    if parent is None:
+        return
+
+    def watch() -> None:
+        wait([parent.sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, name="parent-watch", daemon=True).start()
+
+
 def run_in_pool(fn: Callable[[Any], Any], jobs: list[Any], workers: int, what: str
                 ) -> Iterator[Any]:
-    """``fn(job)`` for each job over ``workers`` processes (which leave Ctrl-C to this
-    one), each result as it finishes. ``fn`` must be deterministic in its job (a
-    picklable module-level function): a worker that dies (killed, out of memory) breaks
-    the pool, and the jobs not finished yet are run again in a fresh pool (each finished
-    one is yielded once), up to ``POOL_RESTARTS`` times, then a one-line error naming
-    ``what`` the workers were doing."""
+    """``fn(job)`` for each job over ``workers`` processes, each result as it finishes.
+    The workers leave Ctrl-C to this process and end when it is gone (``start_worker``).
+    ``fn`` must be deterministic in its job (a picklable module-level function): a worker
+    that dies (killed, out of memory) breaks the pool, and the jobs not finished yet are
+    run again in a fresh pool (each finished one is yielded once), up to
+    ``POOL_RESTARTS`` times, then a one-line error naming ``what`` the workers were
+    doing."""
     ctx = mp.get_context("spawn")
     restarts = 0
     todo = dict(enumerate(jobs))
     while todo:
         pool = ProcessPoolExecutor(min(workers, len(todo)), mp_context=ctx,
-                                   initializer=ignore_interrupts)
+                                   initializer=start_worker)
         futures = {pool.submit(fn, job): k for k, job in todo.items()}
         try:
             for fut in as_completed(futures):
