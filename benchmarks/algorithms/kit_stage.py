@@ -6,7 +6,8 @@ The stage trains with ``{kind}.total_env_steps: 0`` (no budget in moves) in slic
 ends after the update in progress, saves, and its ``policy.pt`` is the curve's snapshot;
 the next slice resumes the run (``scopa_train.recipe.resume``). The training time is the
 stage's own clock (``counters.wall_seconds``: rollouts and updates, not the start of a
-slice nor its saves).
+slice nor its saves). The process starts as ``train.py`` does, with the commands'
+thread wait policy (``agents.commands.quiet_idle_threads``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,10 @@ from protocol import CURVE_POINTS, parse_args, too_small, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
+
+from agents.commands import quiet_idle_threads  # noqa: E402
+
+quiet_idle_threads()  # before torch loads, as train.py starts
 
 # --smoke: a tiny network on 16 games, so that an update takes about a second
 SMOKE = ["rollouts.num_envs=16", "network.hidden_size=32", "network.hidden_layers=1",
