@@ -30,6 +30,11 @@ _BELOW = (0,) + tuple(sum(RANK_MASK[k] for k in range(1, r)) for r in range(1, 1
 
 def card_moves(card: int, table: int, rules: Rules) -> list[int]:
     """Legal ids for playing ``card`` onto ``table`` (ascending)."""
+    return list(_card_ids(card, table, rules))
+
+
+def _card_ids(card: int, table: int, rules: Rules) -> tuple[int, ...]:
+    """``card_moves``, the memoised tuple itself."""
     r = RANK[card]
     # only same-rank and lower-rank table cards (and, for ace-takes-all, whether the
     # table is empty) can change what this card may do: memoise on those alone
@@ -40,7 +45,7 @@ def card_moves(card: int, table: int, rules: Rules) -> list[int]:
         if len(_CARD_CACHE) >= _CACHE_MAX:
             _CARD_CACHE.clear()
         got = _CARD_CACHE[key] = _card_moves(card, table, rules)
-    return list(got)
+    return got
 
 
 def _card_moves(card: int, table: int, rules: Rules) -> tuple[int, ...]:
@@ -68,7 +73,7 @@ def legal_actions(hand: int, table: int, rules: Rules) -> list[int]:
     if got is None:
         out: list[int] = []
         for c in cards_of(hand):
-            out.extend(card_moves(c, table, rules))
+            out.extend(_card_ids(c, table, rules))
         if rules.ace_takes_all:
             out.sort()  # the ace-takes-all ids sit after every card's own ids
         if len(_LEGAL_CACHE) >= _CACHE_MAX:

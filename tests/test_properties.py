@@ -79,3 +79,14 @@ def test_random_games_conserve_cards_and_masks_are_exact(ruleset, seed, move_see
 
 def test_kings_rank_mask():
     assert len(cards_of(RANK_MASK[10])) == 4
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.integers(0, FULL_DECK))
+def test_rank_counts_are_the_cards_of_each_rank(table):
+    from scopa_env.rules.capture import rank_counts
+
+    counts = rank_counts(table)
+    for k in range(1, 11):
+        assert counts >> (4 * k - 4) & 15 == len(cards_of(table & RANK_MASK[k]))
+    assert counts >> 40 == 0

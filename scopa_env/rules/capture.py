@@ -66,8 +66,14 @@ def rank_partitions(rank: int) -> tuple[Pattern, ...]:
 
 
 def rank_counts(table: int) -> int:
-    """The table's count of each rank, 4 bits a rank (rank ``k`` at bit ``4 * (k - 1)``)."""
-    return sum((table & RANK_MASK[k]).bit_count() << (4 * k - 4) for k in range(1, 11))
+    """The table's count of each rank, 4 bits a rank (rank ``k`` at bit ``4 * (k - 1)``):
+    the sum over the four suits of each suit's ten bits spread one to a nibble (a card is
+    ``suit * 10 + rank - 1``; a count is at most 4, so no nibble overflows)."""
+    return (_SPREAD[table & 1023] + _SPREAD[table >> 10 & 1023]
+            + _SPREAD[table >> 20 & 1023] + _SPREAD[table >> 30 & 1023])
+
+
+_SPREAD = tuple(sum((s >> i & 1) << (4 * i) for i in range(10)) for s in range(1024))
 
 
 def _allows(rank: int) -> tuple[tuple[int, tuple[int, ...]], ...]:
