@@ -2,7 +2,7 @@
 scratch on Scopa for the same wall-clock budget, side by side.
 
     python benchmarks/baselines.py [--minutes 20] [--seeds 3] [--other-seeds 1]
-        [--algorithms ppo dmc ...] [--hands 1000] [--curve-hands 200] [--workers 2]
+        [--algorithms ppo dmc ...] [--hands 1000] [--curve-hands 1000] [--workers 2]
         [--work runs/baselines] [--out docs/baselines] [--smoke]
 
 1. **Train.** Each algorithm's script (``benchmarks/algorithms/``, ``ALGORITHMS``) runs
@@ -332,7 +332,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--hands", type=int, default=None,
                    help="paired hands of each final evaluation (default 1000; --smoke: 4)")
     p.add_argument("--curve-hands", type=int, default=None,
-                   help="paired hands of each curve point (default 200; --smoke: 2)")
+                   help="paired hands of each curve point (default 1000; --smoke: 2)")
     p.add_argument("--eval-seed", type=int, default=2026)
     p.add_argument("--workers", type=int, default=None,
                    help="evaluation worker processes (default 2; --smoke: 1, in this process)")
@@ -345,7 +345,7 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
     args = p.parse_args(argv)
     smoke = args.smoke
     args.minutes = args.minutes if args.minutes is not None else (0.1 if smoke else 20.0)
-    for key, quick, full in (("hands", 4, 1000), ("curve_hands", 2, 200), ("workers", 1, 2)):
+    for key, quick, full in (("hands", 4, 1000), ("curve_hands", 2, 1000), ("workers", 1, 2)):
         if getattr(args, key) is None:
             setattr(args, key, quick if smoke else full)
     args.work = Path(args.work)
