@@ -19,7 +19,7 @@ from typing import Any
 from agents.evaluation.review import Reviewer, analysis_json, review_match
 from scopa_env.cards import CODES, cards_of
 from scopa_env.observation import InfoSet
-from scopa_env.rules import make_rules
+from scopa_env.rules import Rules, make_rules
 
 from .rooms import ApiError
 
@@ -45,9 +45,9 @@ class Reviews:
         self.running: dict[str, list[int]] = {}  # match id -> [moves reviewed, moves]
         self.failed: dict[str, ApiError] = {}
 
-    def _check_rules(self, rules: dict[str, Any]) -> None:
+    def _check_rules(self, rules: Rules) -> None:
         try:
-            self.reviewer.check_rules(make_rules(**rules))
+            self.reviewer.check_rules(rules)
         except ValueError as e:
             raise ApiError(409, str(e)) from None
 
@@ -68,7 +68,7 @@ class Reviews:
                                     "again in a moment")
             self.hinting.add(seat)
         try:
-            self._check_rules(info.rules.to_dict())
+            self._check_rules(info.rules)
             t0 = time.perf_counter()
             a = self.reviewer.analyse(info)
             out = {"seat": info.seat, "moves_played": moves, "reviewer": self.spec,
@@ -101,7 +101,7 @@ class Reviews:
             if len(self.running) >= MAX_REVIEWING:
                 raise ApiError(503, f"{MAX_REVIEWING} matches are being reviewed already: "
                                     "try again in a moment")
-            self._check_rules(rec["rules"])
+            self._check_rules(make_rules(**rec["rules"]))
             self.running[match] = [0, sum(len(h["moves"]) for h in rec["hands"])]
         threading.Thread(target=self._review, args=(match, rec), daemon=True,
                          name=f"review {match}").start()

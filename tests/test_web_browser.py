@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -733,9 +732,7 @@ def test_an_idle_seat_is_given_to_an_agent_from_the_other_browser(
 
     monkeypatch.setattr(rooms, "IDLE_LIMIT", 2.0)
     srv = make_server(make_rules("scopa"), "greedy", port=0, db=tmp_path / "idle.db")
-    thread = threading.Thread(target=srv.serve_forever, daemon=True)
-    thread.start()
-    try:
+    with serving(srv):
         base = f"http://127.0.0.1:{srv.server_address[1]}"
         room = _create_room(driver, base, "ann", "scopa", ["me", "person"])
         _join(driver2, driver.find_element(By.ID, "invite-1").get_attribute("value"), "bob")
@@ -753,7 +750,3 @@ def test_an_idle_seat_is_given_to_an_agent_from_the_other_browser(
         table = srv.RequestHandlerClass.lobby.hall.get(room)
         assert table.room.seats[0].agent == "greedy" and table.room.seats[0].token is None
         _no_page_errors(driver2)
-    finally:
-        srv.shutdown()
-        srv.server_close()
-        thread.join(timeout=10)

@@ -344,10 +344,11 @@ def run_units(jobs: Sequence[UnitJob], workers: int, backend: str = "local"
 
 def start_worker() -> None:
     """A pool worker's set-up: Ctrl-C is left to the parent; torch, where an agent uses
-    it, computes on one thread (the pool's workers are the parallelism: with two threads in
-    each of two workers on two cores, 100 paired hands of an OpenSpiel DQN agent took
-    5.1 s instead of 3.7 s); and the worker ends itself as soon as its parent is gone (killed, say),
-    rather than finishing its unit of work and then waiting for more forever."""
+    it, computes on one thread (the pool's workers are the parallelism: with two threads
+    in each of two workers on two cores, 100 paired hands of an OpenSpiel DQN agent took
+    5.1 s instead of 3.7 s); and the worker ends itself as soon as its parent is gone
+    (killed, say), rather than finishing its unit of work and then waiting for more
+    forever."""
     import threading
     from multiprocessing.connection import wait
 
