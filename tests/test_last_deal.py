@@ -458,6 +458,41 @@ def test_max_minutes_stops_and_saves(tmp_path: Path) -> None:
     assert ck["counters"]["epoch"] == 0 and "last_deal" in ck
     # stopped before a minibatch: the policy file holds no untrained scorer
     assert "last_deal" not in load_checkpoint(run / "policy.pt")
+    assert not (run / "collected.npz").exists()  # stopped while collecting: nothing kept
+
+
+def test_a_stop_while_fitting_keeps_the_solved_decisions_for_the_resume(tmp_path: Path
+                                                                        ) -> None:
+    cfg = _cfg(tmp_path, "fit.epochs=2")
+    out = recipe.start(cfg, progress=False, log=_quiet, stop_after_updates=3)
+    run = Path(out["run_dir"])
+    kept = run / "collected.npz"
+    assert not out["finished"] and kept.is_file()
+    # what is kept is what collecting again gives (the collection is seeded)
+    policy = load_policy_agent(tmp_path / "base.pt").net
+    again, steps = last_deal_scorer.collect_positions(policy, cfg, _quiet)
+    with np.load(kept) as f:
+        assert int(f["env_steps"]) == steps
+        for name in ("obs", "start", "count", "ids", "values", "own"):
+            assert np.array_equal(f[name], getattr(again, name)), name
+    lines: list[str] = []
+    out = recipe.resume(run, progress=False, log=lines.append)
+    assert out["finished"] and not kept.exists()  # the fit is done: the file goes
+    assert any(line.startswith("read back the kept collection") for line in lines)
+    assert not any(line.startswith("collecting") for line in lines)
+    ck = load_checkpoint(run / "checkpoints" / "final.pt", kind="training")
+    assert ck["counters"]["epoch"] == 2 and ck["counters"]["env_steps"] == steps
+
+
+def test_a_damaged_kept_collection_is_collected_again(tmp_path: Path) -> None:
+    out = recipe.start(_cfg(tmp_path, "fit.epochs=1"), progress=False, log=_quiet,
+                       stop_after_updates=2)
+    run = Path(out["run_dir"])
+    (run / "collected.npz").write_bytes(b"not a zip file")
+    lines: list[str] = []
+    assert recipe.resume(run, progress=False, log=lines.append)["finished"]
+    assert any(line.startswith("cannot read the kept collection") for line in lines)
+    assert any(line.startswith("collecting") for line in lines)
 
 
 def test_agents_share_loaded_weights_until_the_file_changes(tmp_path: Path) -> None:

@@ -7,16 +7,22 @@ cosine learning rate (``fit.lr``), ``fit.epochs`` passes of ``fit.batch`` decisi
 held-out share (``fit.holdout``) scored after every epoch (TensorBoard ``KIND/...``, the
 run's ``evaluations.jsonl``, the log) and ``checkpoints/latest.pt`` saved. Stops, the
 clock, checkpoints, TensorBoard and the evaluation at the end are
-``scopa_train.framework``'s; a resume collects the same decisions again (the collection
-is seeded and its policy fixed) and goes on from the minibatch where the run stopped. A
+``scopa_train.framework``'s; a resume goes on from the minibatch where the run stopped,
+with the same decisions: a stage whose collection is slow and compact
+(``KEEP_COLLECTED``: the exact last-deal solving) keeps it in the run folder
+(``collected.npz``, written atomically, deleted when the fit ends) and reads it back;
+another collects them again (the collection is seeded and its policy fixed). A
 subclass says what is collected (``collect``), what one minibatch's loss is (``step``),
 how the held-out share is scored (``score``) and what the checkpoints hold.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
+import os
 import time
+import zipfile
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -163,6 +169,8 @@ class FittingStage(Stage):
     ``score``, ``policy_parts`` and ``restore``."""
 
     CPU_ONLY = True
+    KEEP_COLLECTED = False  # keep the collection in the run folder for a resume
+    DATA: type | None = None  # the dataclass of the collection (with KEEP_COLLECTED)
     net: torch.nn.Module
 
     def __init__(self, cfg: StageConfig, run_dir: Path, **kw: Any) -> None:
@@ -213,15 +221,69 @@ class FittingStage(Stage):
         return np.arange(n - max(1, int(n * self.holdout)), n)
 
     def loop(self) -> str | None:
-        """Collect the data, then fit the remaining minibatches."""
+        """Collect the data (or read back the kept collection), then fit the remaining
+        minibatches."""
         c = self.counters
         t0 = time.perf_counter()
-        data, env_steps = self.collect(self.halted)
-        self.say(f"collection {'stopped' if data is None else 'done'}: "
-                 f"{time.perf_counter() - t0:.0f} s, {env_steps:,} env steps")
+        kept = self.read_collected()
+        if kept is not None:
+            data, env_steps, seconds = kept
+            self.say(f"read back the kept collection ({len(data):,} decisions, collected in "
+                     f"{seconds:.0f} s): {time.perf_counter() - t0:.0f} s")
+        else:
+            data, env_steps = self.collect(self.halted)
+            seconds = time.perf_counter() - t0
+            self.say(f"collection {'stopped' if data is None else 'done'}: "
+                     f"{seconds:.0f} s, {env_steps:,} env steps")
+            if data is not None:
+                self.keep_collected(data, env_steps, seconds)
         if c.update == 0:
-            c.collect_seconds, c.env_steps = time.perf_counter() - t0, env_steps
-        return self.halted() if data is None else self._fit(data)
+            c.collect_seconds, c.env_steps = seconds, env_steps
+        if data is None:
+            return self.halted()
+        why = self._fit(data)
+        if why is None:
+            self.collected_path.unlink(missing_ok=True)  # the fit is done: not needed
+        return why
+
+    # -- the kept collection -----------------------------------------------------------
+    @property
+    def collected_path(self) -> Path:
+        return self.run_dir / "collected.npz"
+
+    def keep_collected(self, data: Any, env_steps: int, seconds: float) -> None:
+        """Write the collection to ``collected_path`` (atomically: a temporary file, then
+        a rename) where the stage keeps it; a failed write (a full disk) costs only the
+        resume's time, so it is said and the stage goes on."""
+        if not self.KEEP_COLLECTED:
+            return
+        arrays = {f.name: getattr(data, f.name) for f in dataclasses.fields(data)
+                  if getattr(data, f.name) is not None}
+        tmp = self.collected_path.with_suffix(".npz.tmp")
+        try:
+            with open(tmp, "wb") as fh:
+                np.savez(fh, env_steps=np.int64(env_steps), seconds=np.float64(seconds),
+                         **arrays)
+            os.replace(tmp, self.collected_path)
+        except OSError as e:
+            tmp.unlink(missing_ok=True)
+            self.say(f"could not keep the collection in {self.collected_path} ({e}); a "
+                     f"resume will collect it again")
+
+    def read_collected(self) -> tuple[Any, int, float] | None:
+        """The kept collection, its env steps and collection seconds; None where there is
+        none (or it cannot be read: then it is collected again, as said)."""
+        path = self.collected_path
+        if not self.KEEP_COLLECTED or self.DATA is None or not path.exists():
+            return None
+        try:
+            with np.load(path, allow_pickle=False) as f:
+                data = self.DATA(**{fl.name: f[fl.name] for fl in dataclasses.fields(self.DATA)
+                                    if fl.name in f.files})
+                return data, int(f["env_steps"]), float(f["seconds"])
+        except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as e:
+            self.say(f"cannot read the kept collection {path} ({e}); collecting again")
+            return None
 
     def _fit(self, data: Any) -> str | None:
         """The epochs from where the counters stand; why they stopped early, or None."""
