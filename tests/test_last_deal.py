@@ -13,6 +13,7 @@ import torch
 
 from agents.baselines.endgame import EndgameSolver, position_from_obs
 from scopa_env.cards import N_CARDS, mask_of
+from scopa_env.files import FileProblem
 from scopa_env.game import apply, new_match
 from scopa_env.observation import HAND, TABLE, UNSEEN, encode_info, info_set
 from scopa_env.rules import make_rules
@@ -482,6 +483,18 @@ def test_a_stop_while_fitting_keeps_the_solved_decisions_for_the_resume(tmp_path
     assert not any(line.startswith("collecting") for line in lines)
     ck = load_checkpoint(run / "checkpoints" / "final.pt", kind="training")
     assert ck["counters"]["epoch"] == 2 and ck["counters"]["env_steps"] == steps
+
+
+def test_a_collection_that_cannot_be_kept_is_said_and_the_fit_goes_on(tmp_path: Path,
+                                                                      monkeypatch) -> None:
+    def full(*_: object, **__: object) -> None:
+        raise FileProblem("no space left on device")
+    monkeypatch.setattr("scopa_train.stages.fitting.write_atomic", full)
+    lines: list[str] = []
+    out = recipe.start(_cfg(tmp_path, "fit.epochs=1"), progress=False, log=lines.append)
+    assert out["finished"] and not (Path(out["run_dir"]) / "collected.npz").exists()
+    assert any(line.startswith("could not keep the collection (no space left")
+               for line in lines)
 
 
 def test_a_damaged_kept_collection_is_collected_again(tmp_path: Path) -> None:

@@ -19,8 +19,8 @@ how the held-out share is scored (``score``) and what the checkpoints hold.
 from __future__ import annotations
 
 import dataclasses
+import io
 import math
-import os
 import time
 import zipfile
 from collections.abc import Callable, Iterator
@@ -31,6 +31,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from scopa_env.files import FileProblem, write_atomic
 from scopa_policy.network import PolicyNet
 
 from ..config import ConfigError, StageConfig
@@ -169,8 +170,7 @@ class FittingStage(Stage):
     ``score``, ``policy_parts`` and ``restore``."""
 
     CPU_ONLY = True
-    KEEP_COLLECTED = False  # keep the collection in the run folder for a resume
-    DATA: type | None = None  # the dataclass of the collection (with KEEP_COLLECTED)
+    KEEP_COLLECTED: type | None = None  # the collection's dataclass, to keep it for a resume
     net: torch.nn.Module
 
     def __init__(self, cfg: StageConfig, run_dir: Path, **kw: Any) -> None:
@@ -259,27 +259,24 @@ class FittingStage(Stage):
             return
         arrays = {f.name: getattr(data, f.name) for f in dataclasses.fields(data)
                   if getattr(data, f.name) is not None}
-        tmp = self.collected_path.with_suffix(".npz.tmp")
+        buf = io.BytesIO()
+        np.savez(buf, env_steps=np.int64(env_steps), seconds=np.float64(seconds), **arrays)
         try:
-            with open(tmp, "wb") as fh:
-                np.savez(fh, env_steps=np.int64(env_steps), seconds=np.float64(seconds),
-                         **arrays)
-            os.replace(tmp, self.collected_path)
-        except OSError as e:
-            tmp.unlink(missing_ok=True)
-            self.say(f"could not keep the collection in {self.collected_path} ({e}); a "
-                     f"resume will collect it again")
+            write_atomic(buf.getbuffer(), self.collected_path, "keep the collection in")
+        except FileProblem as e:
+            self.say(f"could not keep the collection ({e}); a resume will collect it again")
 
     def read_collected(self) -> tuple[Any, int, float] | None:
         """The kept collection, its env steps and collection seconds; None where there is
         none (or it cannot be read: then it is collected again, as said)."""
         path = self.collected_path
-        if not self.KEEP_COLLECTED or self.DATA is None or not path.exists():
+        kind = self.KEEP_COLLECTED
+        if kind is None or not path.exists():
             return None
         try:
             with np.load(path, allow_pickle=False) as f:
-                data = self.DATA(**{fl.name: f[fl.name] for fl in dataclasses.fields(self.DATA)
-                                    if fl.name in f.files})
+                data = kind(**{fl.name: f[fl.name] for fl in dataclasses.fields(kind)
+                               if fl.name in f.files})
                 return data, int(f["env_steps"]), float(f["seconds"])
         except (OSError, ValueError, KeyError, TypeError, zipfile.BadZipFile) as e:
             self.say(f"cannot read the kept collection {path} ({e}); collecting again")

@@ -236,7 +236,7 @@ class LastDealStage(FittingStage):
     """The last-deal stage: collect solved last-deal decisions, fit a ``LastDealNet``."""
 
     KIND = "last_deal"
-    KEEP_COLLECTED, DATA = True, Positions  # minutes of exact solving: kept for a resume
+    KEEP_COLLECTED = Positions  # minutes of exact solving: kept for a resume
 
     def __init__(self, cfg: StageConfig, run_dir: Path, policy: PolicyNet, **kw: Any
                  ) -> None:
