@@ -402,6 +402,15 @@ class Stage:
         append_lines(self.run_dir / "evaluations.jsonl", json.dumps(entry) + "\n",
                      doing="append an evaluation to")
 
+    def restart_progress(self, total: int) -> None:
+        """Give the bar its ``total`` and count its rate (and so its time left) from now:
+        a fitting stage's epochs after the minutes of its collection."""
+        if self.bar is not None:
+            done = self.bar.n
+            self.bar.reset(total=total)
+            self.bar.initial = done
+            self.bar.update(done)
+
     def say(self, line: str) -> None:
         """A log line that leaves the progress bar in place."""
         if self.bar is not None and not self.bar.disable and self.log is print:
@@ -429,7 +438,7 @@ class Stage:
         res = evaluate_policy(net, ev.opponents, hands=ev.hands, seed=ev.seed, rules=r.name,
                               players=r.players, options=r.options, anchors=self.anchors,
                               status=status, last_deal=last_deal)
-        status(self.KIND)
+        status(self.cfg.name)
         self.tick()
         c = self.counters
         res.update(env_steps=c.env_steps, update=c.update, epoch=c.epoch,
@@ -492,7 +501,7 @@ class Stage:
         self.bar = tqdm(total=total or None, initial=min(value, total) if total else value,
                         unit=unit, unit_scale=True,
                         disable=not self.progress, dynamic_ncols=True, smoothing=0.0,
-                        desc=self.KIND)
+                        desc=self.cfg.name)
         try:
             with StopFlag() as stop:
                 self._stop = stop

@@ -563,3 +563,31 @@ def test_the_learners_fast_paths_give_the_same_weights_bit_for_bit(
     assert fast.keys() == reference.keys()
     assert all(torch.equal(fast[k], reference[k]) for k in fast)
     assert not torch.equal(fast["value_head.weight"], start["value_head.weight"])
+
+
+def test_the_progress_bar_is_named_for_the_stage_and_times_a_fit_from_its_start(
+        tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    """The bar carries the stage's name (``search_distill``, not its class's tag), and a
+    fitting stage's time left counts from its first epoch, not from the start of the
+    collection before it (which made it say ten hours for a minute's fit)."""
+    import io
+
+    from tqdm import tqdm
+
+    from scopa_train.framework import make_run_dir
+    from scopa_train.stages.ppo_selfplay import PPOStage
+
+    cfg = load_config(CONFIGS / "smoke.yaml", [f"run.runs_dir={tmp_path}",
+                                               "run.name=my_stage"])
+    stage = PPOStage(cfg, make_run_dir(cfg), progress=True, log=print)
+    stage.train()
+    assert "my_stage: 100%" in capsys.readouterr().err
+
+    stage.bar = tqdm(total=10, initial=4, file=io.StringIO(), smoothing=0.0)
+    stage.bar.start_t -= 600.0  # ten minutes of collecting
+    stage.restart_progress(40)
+    stage.bar.update(6)
+    meter = stage.bar.format_dict
+    assert (meter["n"], meter["total"], meter["initial"]) == (10, 40, 4)
+    assert meter["elapsed"] < 600.0  # the collection's minutes are not in the fit's rate
+    stage.bar.close()

@@ -290,8 +290,7 @@ class FittingStage(Stage):
         train_idx = np.arange(len(data) - len(held_idx))
         self.per_epoch = per_epoch = math.ceil(len(train_idx) / self.batch)
         total = per_epoch * self.epochs
-        if self.bar is not None:
-            self.bar.total = total
+        self.restart_progress(total)
         self.say(f"{len(data):,} decisions ({len(held_idx):,} held out); {self.epochs} "
                  f"epochs of {per_epoch} minibatches")
         log_every = max(1, min(200, per_epoch // 4))  # a few points an epoch at least
