@@ -22,6 +22,15 @@ config's first PPO stage: stage 1 of the recipe) and its batch size
 - ``overall_vs_raw_cpu``: the same ratio by process CPU time (every thread's): env steps
   per CPU-second of training against those of the raw env, which a busy machine moves
   less than the wall-clock ratio (the training's two threads wait for each other there).
+- the limit the matrix products set (``--no-flops`` leaves it out):
+  ``matmul_gflops``, the machine's float32 matrix-product rate at the training's torch
+  threads (the best of five products of two 2,048 x 2,048 matrices);
+  ``train_flops_per_env_step``, the matrix-product FLOPs of one real update of the stage
+  (its rollout's forward passes and its PPO epochs, backward included), counted by
+  torch's ``FlopCounterMode``, per env step; ``learner_gflops`` and
+  ``overall_matmul_gflops``, the rates those FLOPs run at in the learner and in the whole
+  training run; and ``matmul_ceiling_vs_raw``, the overall / raw ratio training would
+  reach if it did nothing but its matrix products at ``matmul_gflops``.
 
 Absolute figures on a shared machine vary by 2x; the ratios are measured in one run.
 """
@@ -159,6 +168,41 @@ def overall(cfg: StageConfig, updates: int, runs_dir: str) -> dict[str, float]:
             "eval_seconds": eval_s, "calibration_seconds": calib_s}
 
 
+def matmul_gflops(n: int = 2048, repeats: int = 5) -> float:
+    """The machine's float32 matrix-product rate at torch's threads, GFLOP/s: the best of
+    ``repeats`` products of two ``n`` x ``n`` matrices."""
+    a, b = torch.randn(n, n), torch.randn(n, n)
+    torch.mm(a, b)  # warm-up
+    best = float("inf")
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        torch.mm(a, b)
+        best = min(best, time.perf_counter() - t0)
+    return 2 * n**3 / best / 1e9
+
+
+def update_flops(cfg: StageConfig, runs_dir: str) -> tuple[float, float]:
+    """Matrix-product FLOPs of one real update of a fresh stage (rollout and PPO epochs,
+    backward included) per env step, and of its PPO epochs alone per decision-epoch."""
+    from torch.utils.flop_counter import FlopCounterMode
+
+    stage = quiet_stage(cfg, runs_dir)
+    with FlopCounterMode(display=False) as whole:
+        stage.train(stop_after_updates=1)
+    n = stage.cfg.rollouts.num_envs
+    batch, _ = stage.collector.collect(stage.net, None, ["self"] * n, np.arange(n) % 2,
+                                       stage.steps_per_rollout, reset_seed=7, agent_seed=7,
+                                       gamma=cfg.ppo.gamma, lam=cfg.ppo.gae_lambda)
+    p = cfg.ppo
+    with FlopCounterMode(display=False) as learn:
+        us = ppo_update(stage.net, stage.optimizer, batch, np.random.default_rng(0),
+                        epochs=1, num_minibatches=p.num_minibatches, clip_coef=p.clip_coef,
+                        clip_vloss=p.clip_vloss, ent_coef=p.ent_coef, vf_coef=p.vf_coef,
+                        max_grad_norm=p.max_grad_norm, norm_adv=p.norm_adv, target_kl=0.0)
+    return (whole.get_total_flops() / stage.counters.env_steps,
+            learn.get_total_flops() / us.samples)
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--config", default=str(ROOT / "configs" / "recipe.yaml"))
@@ -172,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repeats", type=int, default=2,
                    help="timed rollouts per opponent kind (default 2)")
     p.add_argument("--raw-steps", type=int, default=200, help="steps of the raw env timing")
+    p.add_argument("--no-flops", action="store_true",
+                   help="leave out the matrix-product limit (matmul_gflops and the FLOPs)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     args = p.parse_args(argv)
     try:
@@ -190,6 +236,9 @@ def main(argv: list[str] | None = None) -> int:
                 batch = b
         learn = learner(probe, batch)
         end_to_end = overall(cfg, args.updates, tmp)
+        if not args.no_flops:
+            per_step, per_sample = update_flops(cfg, tmp)
+            peak = matmul_gflops()
     out = {
         "config": str(args.config), "stage": cfg.name, "overrides": args.overrides,
         "num_envs": cfg.rollouts.num_envs, "moves_per_rollout": probe.steps_per_rollout,
@@ -200,6 +249,13 @@ def main(argv: list[str] | None = None) -> int:
         "overall_vs_raw": end_to_end["overall_env_steps_per_s"] / raw,
         "overall_vs_raw_cpu": end_to_end["overall_env_steps_per_cpu_s"] / raw_cpu,
     }
+    if not args.no_flops:
+        overall_gflops = end_to_end["overall_env_steps_per_s"] * per_step / 1e9
+        out.update(matmul_gflops=peak, train_flops_per_env_step=per_step,
+                   learner_flops_per_sample=per_sample,
+                   learner_gflops=learn * per_sample / 1e9,
+                   overall_matmul_gflops=overall_gflops,
+                   matmul_ceiling_vs_raw=peak * 1e9 / per_step / raw)
     if args.json:
         print(json.dumps(out, indent=1))
     else:
@@ -215,6 +271,14 @@ def main(argv: list[str] | None = None) -> int:
               f"evaluation {out['eval_seconds']:.1f} s per {cfg.evaluation.every_steps:,} steps)")
         print(f"overall / raw              {out['overall_vs_raw']:12.4f}  "
               f"(by process CPU time {out['overall_vs_raw_cpu']:.4f})")
+        if not args.no_flops:
+            print(f"matrix products            {peak:12.1f} GFLOP/s (2,048 x 2,048, "
+                  f"{out['torch_threads']} threads); learner {out['learner_gflops']:.1f}, "
+                  f"whole training {out['overall_matmul_gflops']:.1f}")
+            print(f"training's FLOPs           {per_step / 1e6:12.3f} MFLOP an env step "
+                  f"({per_sample / 1e6:.3f} a decision through one PPO epoch)")
+            print(f"ceiling / raw              {out['matmul_ceiling_vs_raw']:12.4f}  "
+                  "(matrix products alone, at the rate above)")
     return 0
 
 
