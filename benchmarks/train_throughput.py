@@ -181,9 +181,10 @@ def matmul_gflops(n: int = 2048, repeats: int = 5) -> float:
     return 2 * n**3 / best / 1e9
 
 
-def update_flops(cfg: StageConfig, runs_dir: str) -> tuple[float, float]:
+def update_flops(cfg: StageConfig, runs_dir: str) -> tuple[float, float, float]:
     """Matrix-product FLOPs of one real update of a fresh stage (rollout and PPO epochs,
-    backward included) per env step, and of its PPO epochs alone per decision-epoch."""
+    backward included) per env step; of one PPO epoch over a self-play rollout per
+    decision; and that rollout's legal moves a decision."""
     from torch.utils.flop_counter import FlopCounterMode
 
     stage = quiet_stage(cfg, runs_dir)
@@ -200,7 +201,7 @@ def update_flops(cfg: StageConfig, runs_dir: str) -> tuple[float, float]:
                         clip_vloss=p.clip_vloss, ent_coef=p.ent_coef, vf_coef=p.vf_coef,
                         max_grad_norm=p.max_grad_norm, norm_adv=p.norm_adv, target_kl=0.0)
     return (whole.get_total_flops() / stage.counters.env_steps,
-            learn.get_total_flops() / us.samples)
+            learn.get_total_flops() / us.samples, len(batch.feats) / len(batch))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -237,7 +238,7 @@ def main(argv: list[str] | None = None) -> int:
         learn = learner(probe, batch)
         end_to_end = overall(cfg, args.updates, tmp)
         if not args.no_flops:
-            per_step, per_sample = update_flops(cfg, tmp)
+            per_step, per_sample, moves = update_flops(cfg, tmp)
             peak = matmul_gflops()
     out = {
         "config": str(args.config), "stage": cfg.name, "overrides": args.overrides,
@@ -252,7 +253,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_flops:
         overall_gflops = end_to_end["overall_env_steps_per_s"] * per_step / 1e9
         out.update(matmul_gflops=peak, train_flops_per_env_step=per_step,
-                   learner_flops_per_sample=per_sample,
+                   learner_flops_per_sample=per_sample, moves_per_decision=moves,
                    learner_gflops=learn * per_sample / 1e9,
                    overall_matmul_gflops=overall_gflops,
                    matmul_ceiling_vs_raw=peak * 1e9 / per_step / raw)
@@ -276,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
                   f"{out['torch_threads']} threads); learner {out['learner_gflops']:.1f}, "
                   f"whole training {out['overall_matmul_gflops']:.1f}")
             print(f"training's FLOPs           {per_step / 1e6:12.3f} MFLOP an env step "
-                  f"({per_sample / 1e6:.3f} a decision through one PPO epoch)")
+                  f"({per_sample / 1e6:.3f} a decision through one PPO epoch, "
+                  f"{moves:.2f} legal moves a decision)")
             print(f"ceiling / raw              {out['matmul_ceiling_vs_raw']:12.4f}  "
                   "(matrix products alone, at the rate above)")
     return 0
