@@ -113,11 +113,22 @@ class StopFlag:
             signal.signal(sig, prev)
 
 
+def _as_typed(path: Path) -> str:
+    """``path`` as the user types it from the working folder: relative when inside it."""
+    return str(path.relative_to(Path.cwd())) if path.is_relative_to(Path.cwd()) else str(path)
+
+
 def interpreter() -> str:
     """The running Python as the user types it from the working folder: relative when
     inside it (``.venv/bin/python``), else its full path."""
-    exe = Path(sys.executable)
-    return str(exe.relative_to(Path.cwd())) if exe.is_relative_to(Path.cwd()) else str(exe)
+    return _as_typed(Path(sys.executable))
+
+
+def scopa_command() -> str:
+    """The ``scopa`` command installed beside the running Python, as the user types it
+    (``.venv/bin/scopa``); plain ``scopa`` where there is none beside it."""
+    exe = Path(sys.executable).with_name("scopa")
+    return _as_typed(exe) if exe.is_file() else "scopa"
 
 
 def resume_command(run_dir: str | Path) -> str:
@@ -536,5 +547,5 @@ class Stage:
 
 
 __all__ = ["Counters", "Stage", "StopFlag", "clean_run_temps", "init_path", "interpreter",
-           "make_run_dir", "read_weights", "resume_command", "starting_weights", "tag_name",
-           "to_cpu", "write_config"]
+           "make_run_dir", "read_weights", "resume_command", "scopa_command",
+           "starting_weights", "tag_name", "to_cpu", "write_config"]

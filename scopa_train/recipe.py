@@ -37,7 +37,15 @@ from .config import (
     recipe_from_dict,
     stage_from_dict,
 )
-from .framework import Log, clean_run_temps, interpreter, make_run_dir, resume_command, write_config
+from .framework import (
+    Log,
+    clean_run_temps,
+    interpreter,
+    make_run_dir,
+    resume_command,
+    scopa_command,
+    write_config,
+)
 from .stages import KINDS, kind_name, stage_module
 
 RECIPE_FILE = "recipe.yaml"
@@ -147,6 +155,33 @@ def ship_name(rules: Any) -> str:
     return f"{rules.name}.pt" if rules.players == own else f"{rules.name}_{rules.players}p.pt"
 
 
+def rules_flags(rules: Any) -> str:
+    """The ``--rules``, ``--players`` and ``--option`` flags that name ``rules`` on a
+    ``scopa`` command line (none for 2-player scopa as it stands)."""
+    named = make_rules(rules.name)
+    flags = [] if rules.name == "scopa" else [f"--rules {rules.name}"]
+    if rules.players != named.players:
+        flags.append(f"--players {rules.players}")
+        named = make_rules(rules.name, players=rules.players)
+    flags += [f"--option {f.name}={getattr(rules, f.name)}" for f in dataclasses.fields(rules)
+              if f.name not in ("name", "players")
+              and getattr(rules, f.name) != getattr(named, f.name)]
+    return "".join(" " + flag for flag in flags)
+
+
+def compare_command(policy: Path, rules: Any) -> str | None:
+    """The command that plays a recipe's final policy against the shipped weights of its
+    rules, head to head on 4,000 paired hands; None where none are shipped for them."""
+    from scopa_policy.agent import pretrained_path
+
+    try:
+        pretrained_path(rules, exact=True)
+    except ValueError:
+        return None
+    return (f"{scopa_command()} eval ckpt:{policy} pretrained{rules_flags(rules)} "
+            "--hands 4000 --matches 0 --workers 2")
+
+
 def ship_command(policy_ck: Path, rules: Any) -> str:
     """The command that exports a finished stage as the shipped weights for its rules
     (those trained for the same rules; a new file, ``ship_name``, when none are, never
@@ -215,14 +250,18 @@ def run_recipe(recipe: Recipe, *, new: bool = False, run_dir: Path | None = None
         steps += int(counters.get("env_steps", 0))
     final = stage_dir(run_dir, recipe, recipe.stages[-1])
     if len(recipe.stages) > 1:
+        rules = recipe.stages[-1].make_rules()
         log(f"the recipe's policy: {final / 'policy.pt'}")
-        ship = ship_command(final / "checkpoints" / "final.pt", recipe.stages[-1].make_rules())
-        log(f"ship it with: {ship}")
+        compare = compare_command(final / "policy.pt", rules)
+        if compare is not None:
+            log(f"before shipping it, play it against the shipped weights: {compare}")
+        log(f"ship it with: {ship_command(final / 'checkpoints' / 'final.pt', rules)}")
     else:  # e.g. configs/quick.yaml: never offered as the shipped weights
         log(f"this run's policy: {final / 'policy.pt'}")
         log(f"one stage alone ({recipe.stages[0].kind}), not a recipe of the shipped weights "
             f"(those are the last stage of a full recipe: make train, configs/recipe.yaml); "
-            f"measure it: scopa eval ckpt:{run_dir} greedy --hands 1000 --workers 2")
+            f"measure it: {scopa_command()} eval ckpt:{run_dir} greedy --hands 1000 "
+            "--workers 2")
     return {**out, "run_dir": str(run_dir), "finished": True,
             "policy": str(final / "policy.pt"), "minutes": clock / 60}
 
@@ -313,4 +352,5 @@ def _resume_stage(path: Path, overrides: list[str], progress: bool,
     return stage.train(stop_after_updates)
 
 
-__all__ = ["KINDS", "find_run", "resume", "run_recipe", "ship_command", "stage_state", "start"]
+__all__ = ["KINDS", "compare_command", "find_run", "resume", "rules_flags", "run_recipe",
+           "ship_command", "stage_state", "start"]

@@ -4,6 +4,8 @@ TensorBoard axis for the whole recipe."""
 
 from __future__ import annotations
 
+import argparse
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -12,9 +14,11 @@ import pytest
 import torch
 import yaml
 
+from agents.commands import add_rules_args, rules_from_args
+from scopa_env.rules import Rules, make_rules
 from scopa_train import recipe
 from scopa_train.config import load_recipe
-from scopa_train.framework import interpreter
+from scopa_train.framework import interpreter, scopa_command
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -73,7 +77,10 @@ def test_a_recipe_trains_every_stage_from_the_one_before(tiny: Path) -> None:
     assert distill["init_from"] == str(run / "scorer" / "policy.pt")
     final = torch.load(run / "distill" / "policy.pt", weights_only=True)
     assert "last_deal" in final  # the scorer of stage 2, carried by stage 3
-    assert lines[-2] == f"the recipe's policy: {run / 'distill' / 'policy.pt'}"
+    assert lines[-3] == f"the recipe's policy: {run / 'distill' / 'policy.pt'}"
+    assert lines[-2] == ("before shipping it, play it against the shipped weights: "
+                         f"{scopa_command()} eval ckpt:{run / 'distill' / 'policy.pt'} "
+                         "pretrained --hands 4000 --matches 0 --workers 2")
     assert lines[-1] == (f"ship it with: {interpreter()} -m scopa_train.report export "
                          f"{run / 'distill' / 'checkpoints' / 'final.pt'} "
                          "scopa_policy/pretrained/default.pt")
@@ -228,3 +235,19 @@ def test_a_ppo_stage_without_a_budget_in_moves_runs_until_stopped(tmp_path: Path
     out = recipe.start(cfg, progress=False, log=lines.append, stop_after_updates=3)
     assert not out["finished"] and out["reason"] == "stopped after 3 updates"
     assert any("updates of 16 games x 36 moves until stopped" in x for x in lines), lines
+
+
+@pytest.mark.parametrize("rules", [
+    make_rules("scopa"), make_rules("scopa", players=4), make_rules("scopone"),
+    make_rules("asso_piglia_tutto", players=4), make_rules("scopa", target_score=16),
+    make_rules("scopa", capture_rule="fewest", re_bello=True),
+])
+def test_the_comparison_names_the_recipes_rules_as_the_commands_read_them(rules: Rules) -> None:
+    """The flags of the end-of-recipe comparison give back the recipe's rules when a
+    ``scopa`` command parses them (none for 2-player scopa)."""
+    parser = argparse.ArgumentParser()
+    add_rules_args(parser)
+    flags = recipe.rules_flags(rules)
+    args = parser.parse_args(shlex.split(flags))
+    assert rules_from_args(args.rules, args.players, args.option) == rules
+    assert (flags == "") == (rules == make_rules("scopa"))
