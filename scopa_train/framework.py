@@ -136,7 +136,7 @@ def resume_command(run_dir: str | Path) -> str:
     ``scopa train --resume RUN`` under the ``scopa`` command, else ``PYTHON train.py
     --resume RUN`` with the interpreter that runs now."""
     started = Path(sys.argv[0]) if sys.argv and sys.argv[0] else Path("train.py")
-    typed = started.relative_to(Path.cwd()) if started.is_relative_to(Path.cwd()) else started
+    typed = _as_typed(started)
     if started.name == "scopa":
         return f"{typed} train --resume {run_dir}"
     script = typed if started.name == "train.py" else "train.py"
