@@ -57,6 +57,7 @@ quiet_idle_threads()  # first, before torch loads: the thread policy the command
 
 # isort: split
 import torch  # noqa: E402
+from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 
 from scopa_env.vector import VectorScopaEnv  # noqa: E402
 from scopa_train.config import ConfigError, StageConfig, load_recipe  # noqa: E402
@@ -128,15 +129,21 @@ def rollouts(stage: PPOStage, kind: str, repeats: int) -> tuple[float, Any]:
     return steps / seconds, batch
 
 
+def update(stage: PPOStage, batch: Any, epochs: int | None = None) -> Any:
+    """The stage's PPO update over ``batch`` (``epochs``, default the config's, each run
+    whole where one is given); its ``UpdateStats``."""
+    p = stage.cfg.ppo
+    return ppo_update(stage.net, stage.optimizer, batch, np.random.default_rng(0),
+                      epochs=epochs or p.update_epochs, num_minibatches=p.num_minibatches,
+                      clip_coef=p.clip_coef, clip_vloss=p.clip_vloss,
+                      ent_coef=p.ent_coef, vf_coef=p.vf_coef,
+                      max_grad_norm=p.max_grad_norm, norm_adv=p.norm_adv,
+                      target_kl=0.0 if epochs else p.target_kl)
+
+
 def learner(stage: PPOStage, batch: Any) -> float:
     """Decisions per second through the PPO update (all epochs)."""
-    p = stage.cfg.ppo
-    us = ppo_update(stage.net, stage.optimizer, batch, np.random.default_rng(0),
-                    epochs=p.update_epochs, num_minibatches=p.num_minibatches,
-                    clip_coef=p.clip_coef, clip_vloss=p.clip_vloss,
-                    ent_coef=p.ent_coef, vf_coef=p.vf_coef,
-                    max_grad_norm=p.max_grad_norm, norm_adv=p.norm_adv,
-                    target_kl=p.target_kl)
+    us = update(stage, batch)
     return us.samples / us.seconds
 
 
@@ -181,27 +188,20 @@ def matmul_gflops(n: int = 2048, repeats: int = 5) -> float:
     return 2 * n**3 / best / 1e9
 
 
-def update_flops(cfg: StageConfig, runs_dir: str) -> tuple[float, float, float]:
+def update_flops(cfg: StageConfig, runs_dir: str) -> float:
     """Matrix-product FLOPs of one real update of a fresh stage (rollout and PPO epochs,
-    backward included) per env step; of one PPO epoch over a self-play rollout per
-    decision; and that rollout's legal moves a decision."""
-    from torch.utils.flop_counter import FlopCounterMode
-
+    backward included), per env step."""
     stage = quiet_stage(cfg, runs_dir)
-    with FlopCounterMode(display=False) as whole:
+    with FlopCounterMode(display=False) as counter:
         stage.train(stop_after_updates=1)
-    n = stage.cfg.rollouts.num_envs
-    batch, _ = stage.collector.collect(stage.net, None, ["self"] * n, np.arange(n) % 2,
-                                       stage.steps_per_rollout, reset_seed=7, agent_seed=7,
-                                       gamma=cfg.ppo.gamma, lam=cfg.ppo.gae_lambda)
-    p = cfg.ppo
-    with FlopCounterMode(display=False) as learn:
-        us = ppo_update(stage.net, stage.optimizer, batch, np.random.default_rng(0),
-                        epochs=1, num_minibatches=p.num_minibatches, clip_coef=p.clip_coef,
-                        clip_vloss=p.clip_vloss, ent_coef=p.ent_coef, vf_coef=p.vf_coef,
-                        max_grad_norm=p.max_grad_norm, norm_adv=p.norm_adv, target_kl=0.0)
-    return (whole.get_total_flops() / stage.counters.env_steps,
-            learn.get_total_flops() / us.samples, len(batch.feats) / len(batch))
+    return counter.get_total_flops() / stage.counters.env_steps
+
+
+def epoch_flops(stage: PPOStage, batch: Any) -> float:
+    """Matrix-product FLOPs of one PPO epoch over ``batch``, per decision."""
+    with FlopCounterMode(display=False) as counter:
+        us = update(stage, batch, epochs=1)
+    return counter.get_total_flops() / us.samples
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -238,7 +238,8 @@ def main(argv: list[str] | None = None) -> int:
         learn = learner(probe, batch)
         end_to_end = overall(cfg, args.updates, tmp)
         if not args.no_flops:
-            per_step, per_sample, moves = update_flops(cfg, tmp)
+            per_step, per_sample = update_flops(cfg, tmp), epoch_flops(probe, batch)
+            moves = len(batch.feats) / len(batch)
             peak = matmul_gflops()
     out = {
         "config": str(args.config), "stage": cfg.name, "overrides": args.overrides,
