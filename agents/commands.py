@@ -21,6 +21,7 @@ and a non-zero exit status; never a traceback:
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import errno
 import os
 import secrets
@@ -33,7 +34,8 @@ from scopa_env.rules import NAMED_RULES, Rules, parse_option, resolve_rules
 
 __all__ = ["INTERRUPTED", "MAX_SEED", "TRAIN_EXTRA", "Parser", "UsageError", "add_rules_args",
            "describe", "fail", "fresh_seed", "ignore_interrupts", "missing_extra",
-           "non_negative_int", "positive_int", "quiet_idle_threads", "rules_from_args", "run",
+           "non_negative_int", "positive_int", "quiet_idle_threads", "rules_flags",
+           "rules_from_args", "run",
            "seed_arg", "writable_file"]
 
 INTERRUPTED = 130  # the shell's status for a command stopped by Ctrl-C (128 + SIGINT)
@@ -166,6 +168,21 @@ def add_rules_args(p: argparse.ArgumentParser) -> None:
 def rules_from_args(name: str, players: int | None, options: Sequence[str]) -> Rules:
     """The rules named by ``--rules``, ``--players`` and ``--option KEY=VALUE`` values."""
     return resolve_rules(name, players, dict(parse_option(o) for o in options))
+
+
+def rules_flags(rules: Rules) -> str:
+    """The ``--rules``, ``--players`` and ``--option`` flags that name ``rules`` on a
+    ``scopa`` command line, ``rules_from_args`` read back (none for 2-player scopa as it
+    stands)."""
+    named = resolve_rules(rules.name)
+    flags = [] if rules.name == "scopa" else [f"--rules {rules.name}"]
+    if rules.players != named.players:
+        flags.append(f"--players {rules.players}")
+        named = resolve_rules(rules.name, players=rules.players)
+    flags += [f"--option {f.name}={getattr(rules, f.name)}" for f in dataclasses.fields(rules)
+              if f.name not in ("name", "players")
+              and getattr(rules, f.name) != getattr(named, f.name)]
+    return "".join(" " + flag for flag in flags)
 
 
 def quiet_idle_threads() -> None:

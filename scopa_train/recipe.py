@@ -24,6 +24,7 @@ from typing import Any
 
 import yaml
 
+from agents.commands import rules_flags
 from scopa_env.files import write_atomic
 from scopa_env.rules import make_rules
 from scopa_policy.checkpoint import CheckpointError, load_checkpoint
@@ -153,20 +154,6 @@ def ship_name(rules: Any) -> str:
         return "mine.pt"
     own = make_rules(rules.name).players
     return f"{rules.name}.pt" if rules.players == own else f"{rules.name}_{rules.players}p.pt"
-
-
-def rules_flags(rules: Any) -> str:
-    """The ``--rules``, ``--players`` and ``--option`` flags that name ``rules`` on a
-    ``scopa`` command line (none for 2-player scopa as it stands)."""
-    named = make_rules(rules.name)
-    flags = [] if rules.name == "scopa" else [f"--rules {rules.name}"]
-    if rules.players != named.players:
-        flags.append(f"--players {rules.players}")
-        named = make_rules(rules.name, players=rules.players)
-    flags += [f"--option {f.name}={getattr(rules, f.name)}" for f in dataclasses.fields(rules)
-              if f.name not in ("name", "players")
-              and getattr(rules, f.name) != getattr(named, f.name)]
-    return "".join(" " + flag for flag in flags)
 
 
 def compare_command(policy: Path, rules: Any) -> str | None:
@@ -352,5 +339,5 @@ def _resume_stage(path: Path, overrides: list[str], progress: bool,
     return stage.train(stop_after_updates)
 
 
-__all__ = ["KINDS", "compare_command", "find_run", "resume", "rules_flags", "run_recipe",
-           "ship_command", "stage_state", "start"]
+__all__ = ["KINDS", "compare_command", "find_run", "resume", "run_recipe", "ship_command",
+           "stage_state", "start"]

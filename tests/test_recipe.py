@@ -14,7 +14,7 @@ import pytest
 import torch
 import yaml
 
-from agents.commands import add_rules_args, rules_from_args
+from agents.commands import add_rules_args, rules_flags, rules_from_args
 from scopa_env.rules import Rules, make_rules
 from scopa_train import recipe
 from scopa_train.config import load_recipe
@@ -247,7 +247,7 @@ def test_the_comparison_names_the_recipes_rules_as_the_commands_read_them(rules:
     ``scopa`` command parses them (none for 2-player scopa)."""
     parser = argparse.ArgumentParser()
     add_rules_args(parser)
-    flags = recipe.rules_flags(rules)
+    flags = rules_flags(rules)
     args = parser.parse_args(shlex.split(flags))
     assert rules_from_args(args.rules, args.players, args.option) == rules
     assert (flags == "") == (rules == make_rules("scopa"))
