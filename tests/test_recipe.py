@@ -251,3 +251,15 @@ def test_the_comparison_names_the_recipes_rules_as_the_commands_read_them(rules:
     args = parser.parse_args(shlex.split(flags))
     assert rules_from_args(args.rules, args.players, args.option) == rules
     assert (flags == "") == (rules == make_rules("scopa"))
+
+
+def test_no_comparison_is_offered_for_rules_without_shipped_weights(tmp_path: Path) -> None:
+    """A recipe for rules that no shipped weights play as they stand ends with the
+    command that ships its own file, and no comparison against weights of other rules."""
+    rules = make_rules("scopa", capture_rule="fewest")
+    assert recipe.compare_command(tmp_path / "policy.pt", rules) is None
+    assert recipe.compare_command(tmp_path / "policy.pt", make_rules("scopone")) == (
+        f"{scopa_command()} eval ckpt:{tmp_path / 'policy.pt'} pretrained --rules scopone "
+        "--hands 4000 --matches 0 --workers 2")
+    assert recipe.ship_command(tmp_path / "final.pt", rules).endswith(
+        "scopa_policy/pretrained/mine.pt")
