@@ -169,6 +169,7 @@ class VectorStep:
     match_score: np.ndarray | None = None  # (N, 2) int64: after this move, before reset
     winner: np.ndarray | None = None  # (N,) int64: winning team where match_over, else -1
     scopa: np.ndarray | None = None  # (N,) bool: this move scored a scopa
+    final_obs: np.ndarray | None = None  # (N, 216): step(final_seat=s), ended episodes' rows
 
 
 class VectorScopaEnv(GameViews):
@@ -451,26 +452,29 @@ class VectorScopaEnv(GameViews):
         return mask
 
     # -- observations --------------------------------------------------------------------
-    def observe(self, seats: np.ndarray | None = None) -> np.ndarray:
+    def observe(self, seats: np.ndarray | None = None, games: Any = None) -> np.ndarray:
         """``(N, 216)`` float32 observations (``observation.encode`` layout) of the
-        seat to move, or of ``seats[i]`` in game ``i``."""
-        n, p, r, rows = self.num_envs, self.players, self.rules, self._rows
+        seat to move, or of ``seats[i]`` in game ``i``; with ``games``, of those games
+        only (``(G, 216)``, ``seats`` then one per game of ``games``)."""
+        p, r = self.players, self.rules
+        rows = self._rows if games is None else self._check_games(games)
+        n = len(rows)
         mover = seats is None
-        seat = self.to_move if mover else np.asarray(seats, np.int64).reshape(n)
+        seat = self.to_move.take(rows) if mover else np.asarray(seats, np.int64).reshape(n)
         team = seat % 2
-        other_team = 1 - team
-        own_at, other_at = self._rows_2 + team, self._rows_2 + other_team
+        own_at, other_at = rows * 2 + team, rows * 2 + 1 - team
         obs = np.empty((n, OBS_DIM), np.float32)
-        card_sets_np(obs, self._hands_flat.take(self._rows_p + seat), self.table,
+        card_sets_np(obs, self._hands_flat.take(rows * p + seat), self.table.take(rows),
                      self._piles_flat.take(own_at), self._piles_flat.take(other_at))
         if mover:  # hand sizes, deck count and seat from the dealer follow the move count
-            tail = self._tail_lut.take(self._n_moves, axis=0)
+            tail = self._tail_lut.take(self._n_moves.take(rows), axis=0)
         else:
             rel = self._seat_order.take(seat, axis=0)
-            tail = position_scalars_np(r, popcount(self.hands)[rows[:, None], rel],
-                                       N_CARDS - self.deck_pos, (seat - self.dealer) % p)
+            tail = position_scalars_np(r, popcount(self.hands[rows[:, None], rel]),
+                                       N_CARDS - self.deck_pos.take(rows),
+                                       (seat - self.dealer.take(rows)) % p)
         ms, sc = self.match_score.reshape(-1), self._scope_flat
-        lc = self.last_capture
+        lc = self.last_capture.take(rows)
         add_score_scalars_np(tail, r, (ms.take(own_at), ms.take(other_at)),
                              (sc.take(own_at), sc.take(other_at)),
                              np.where(lc < 0, NOBODY, lc != team))
@@ -478,68 +482,100 @@ class VectorScopaEnv(GameViews):
         return obs
 
     # -- the step ------------------------------------------------------------------------
-    def step(self, actions: Any) -> VectorStep:
-        """Play one catalogue id in every game (for its seat to move). An illegal id
-        raises ``IllegalMoveError`` naming the game, seat, move and legal moves, and
-        changes no game."""
+    def step(self, actions: Any, games: Any = None, final_seat: int | None = None
+             ) -> VectorStep:
+        """Play one catalogue id in every game (for its seat to move), or in the games
+        ``games`` only (distinct game indices; ``actions[j]`` is game ``games[j]``'s move,
+        the other games wait). The returned arrays are indexed by game; a game that did
+        not move has zeros there. ``final_seat``: observe each game whose episode ends
+        from that seat before it resets (``VectorStep.final_obs``). An illegal id raises
+        ``IllegalMoveError`` naming the game, seat, move and legal moves, and changes no
+        game."""
         n, p, r = self.num_envs, self.players, self.rules
+        g = self._rows if games is None else self._check_games(games)
         a = np.asarray(actions)
-        if a.shape != (n,) or not np.issubdtype(a.dtype, np.integer):
-            raise ValueError(f"actions must be {n} integer catalogue ids (shape ({n},)), got "
-                             f"shape {a.shape} dtype {a.dtype}")
+        if a.shape != g.shape or not np.issubdtype(a.dtype, np.integer):
+            raise ValueError(f"actions must be {len(g)} integer catalogue ids (shape "
+                             f"({len(g)},)), got shape {a.shape} dtype {a.dtype}")
         a = a.astype(np.int64)
-        want = self._rows << ID_BITS | (a & _ID_MASK)
+        want = g << ID_BITS | (a & _ID_MASK)
         at = np.minimum(np.searchsorted(self._legal_keys, want), len(self._legal_keys) - 1)
         ok = (self._legal_keys.take(at) == want) & (a >= 0) & (a < N_ACTIONS)
         if not ok.all():
-            self._raise_illegal(a, np.flatnonzero(~ok))
-        seat = self.to_move
+            self._raise_illegal(g, a, np.flatnonzero(~ok))
+        seat = self.to_move.take(g)
         team = seat % 2
         bit = ACT_BIT.take(a)
         captured = ACT_CAPTURES.take(a)
         toggle, toggle_rm, pile = ACT_TOGGLE.take(a), ACT_TOGGLE_RM.take(a), ACT_PILE.take(a)
+        table, table_rm = self.table.take(g), self.table_rm.take(g)
         takes_all = None
         if r.ace_takes_all:
             takes_all = a >= ACE_ALL_BASE
             if takes_all.any():
                 captured = captured | takes_all
-                toggle = np.where(takes_all, self.table, toggle)
-                toggle_rm = np.where(takes_all, self.table_rm, toggle_rm)
-                pile = np.where(takes_all, self.table | bit, pile)
-        cur = self._rows_p + seat
-        self._hands_flat[cur] ^= bit
+                toggle = np.where(takes_all, table, toggle)
+                toggle_rm = np.where(takes_all, table_rm, toggle_rm)
+                pile = np.where(takes_all, table | bit, pile)
+        self._hands_flat[g * p + seat] ^= bit
+        n_moves = self._n_moves.take(g)
         if self._archive is not None:
-            at = self._archive.move_slots(self.hand_index, self._n_moves)
-        self._n_moves += 1
+            at = self._archive.move_slots(g, self.hand_index.take(g), n_moves)
+        n_moves += 1
+        self._n_moves[g] = n_moves
         # every deal empties all hands after players * hand_size moves: deal or hand end
-        phase = self._phase.take(self._n_moves)
+        phase = self._phase.take(n_moves)
         last_play = phase == 2
-        self.table ^= toggle
-        self.table_rm ^= toggle_rm
-        pidx = self._rows_2 + team
+        table ^= toggle
+        self.table[g] = table
+        self.table_rm[g] = table_rm ^ toggle_rm
+        pidx = g * 2 + team
         self._piles_flat[pidx] |= pile
-        self.last_capture = np.where(captured, team, self.last_capture)
-        scopa = is_scopa_np(captured, self.table, takes_all, last_play, r.last_play_scopa)
+        self.last_capture[g] = np.where(captured, team, self.last_capture.take(g))
+        scopa = is_scopa_np(captured, table, takes_all, last_play, r.last_play_scopa)
         self._scope_flat[pidx] += scopa
         if self._archive is not None:  # what an ace takes depends on the table: logged
             self._archive.log_moves(at, a, scopa, None if takes_all is None
                                     else np.where(captured, toggle, U64(0)))
-        self.to_move = (seat + 1) % p
-        deal = np.flatnonzero(phase == 1)
+        self.to_move[g] = (seat + 1) % p
+        deal = g[phase == 1]
         if len(deal):
             self._deal_round(deal)
+        hand_over, scopa_n = np.zeros(n, bool), np.zeros(n, bool)
+        hand_over[g], scopa_n[g] = last_play, scopa
         out = VectorStep(rewards=np.zeros((n, p), np.float32),
-                         terminated=np.zeros(n, bool), hand_over=last_play,
+                         terminated=np.zeros(n, bool), hand_over=hand_over,
                          hand_points=np.zeros((n, 2), np.int64),
                          match_over=np.zeros(n, bool), match_score=self.match_score.copy(),
-                         winner=np.full(n, -1, np.int64), scopa=scopa)
-        ended = np.flatnonzero(last_play)
+                         winner=np.full(n, -1, np.int64), scopa=scopa_n)
+        ended = g[last_play]
         if len(ended):
-            self._end_hands(ended, out)
+            self._end_hands(ended, out, final_seat)
         self._refresh_legal()
         return out
 
-    def _end_hands(self, games: np.ndarray, out: VectorStep) -> None:
+    def _check_games(self, games: Any) -> np.ndarray:
+        """``games`` as distinct int64 game indices (a clear ``ValueError`` otherwise)."""
+        g = np.asarray(games)
+        if g.ndim != 1 or not (np.issubdtype(g.dtype, np.integer) or g.size == 0):
+            raise ValueError(f"games must be a 1-D array of game indices, got {games!r}")
+        g = g.astype(np.int64)
+        if len(g) and (g.min() < 0 or g.max() >= self.num_envs):
+            raise ValueError(f"games: indices must be 0 to {self.num_envs - 1}, got "
+                             f"{int(g.min())} .. {int(g.max())}")
+        if len(np.unique(g)) != len(g):
+            raise ValueError("games: each game may move once a step (an index repeats)")
+        return g
+
+    def new_matches(self, games: Any) -> None:
+        """Abandon the matches in ``games`` and start a fresh one in each (the next match
+        seed; no record of the abandoned match), e.g. after an illegal move ended it."""
+        g = self._check_games(games)
+        if len(g):
+            self._new_matches(g)
+            self._refresh_legal()
+
+    def _end_hands(self, games: np.ndarray, out: VectorStep, final_seat: int | None) -> None:
         """Score the hands that just ended, reward, record, and deal what comes next."""
         r, p = self.rules, self.players
         lc = self.last_capture[games]
@@ -564,6 +600,10 @@ class VectorScopaEnv(GameViews):
             for g in games[done & self._recordable[games]].tolist():
                 out.records.append((g, self._archive.record(g, int(self.match_seeds[g]),
                                                             self.match_score[g].tolist())))
+        if final_seat is not None and term.any():
+            out.final_obs = np.zeros((self.num_envs, OBS_DIM), np.float32)
+            out.final_obs[games[term]] = self.observe(np.full(int(term.sum()), final_seat),
+                                                      games[term])
         self._new_matches(games[term])
         cont = games[~term]
         if len(cont):
@@ -571,14 +611,15 @@ class VectorScopaEnv(GameViews):
             self.hand_index[cont] += 1
             self._start_hands(cont)
 
-    def _raise_illegal(self, a: np.ndarray, bad: np.ndarray) -> None:
+    def _raise_illegal(self, games: np.ndarray, a: np.ndarray, bad: np.ndarray) -> None:
         lines = []
-        for g in bad[:5].tolist():
+        for j in bad[:5].tolist():
+            g = int(games[j])
             legal = self.legal_ids[g, self.legal_valid[g]].tolist()
             try:
-                what = f"{action_text(int(a[g]))} (id {int(a[g])})"
+                what = f"{action_text(int(a[j]))} (id {int(a[j])})"
             except ValueError:
-                what = f"{int(a[g])} (not a catalogue id 0..{N_ACTIONS - 1})"
+                what = f"{int(a[j])} (not a catalogue id 0..{N_ACTIONS - 1})"
             lines.append(f"game {g}, seat {int(self.to_move[g])}: illegal move {what}; legal "
                          f"moves: {', '.join(f'{action_text(x)} (id {x})' for x in legal)}")
         more = f" (and {len(bad) - 5} more games)" if len(bad) > 5 else ""

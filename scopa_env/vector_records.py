@@ -73,11 +73,11 @@ class MatchArchive:
         self.deck[games, hand_index] = decks
         self.nhands[games] = hand_index + 1
 
-    def move_slots(self, hand_index: np.ndarray, n_moves: np.ndarray) -> np.ndarray:
-        """Where in the flat move logs the next move of every game goes (its hand's index
-        and the moves played in that hand so far, per game)."""
-        rows = np.arange(len(hand_index))
-        return (rows * self.action.shape[1] + hand_index) * N_CARDS + n_moves
+    def move_slots(self, games: np.ndarray, hand_index: np.ndarray, n_moves: np.ndarray
+                   ) -> np.ndarray:
+        """Where in the flat move logs the next move of each of ``games`` goes (its
+        hand's index and the moves played in that hand so far, per game)."""
+        return (games * self.action.shape[1] + hand_index) * N_CARDS + n_moves
 
     def log_moves(self, at: np.ndarray, actions: np.ndarray, scopa: np.ndarray,
                   captures: np.ndarray | None) -> None:

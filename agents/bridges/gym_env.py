@@ -20,16 +20,16 @@ episode is over, and returns the learner's observation and its reward over that 
 
 | | |
 |---|---|
-| action space | `Discrete(16204)`: the fixed (played card, captured set) catalogue of docs/spec/actions.md |
-| observation space | `Box(0, OBS_HIGH, (216,), float32)`: the learner's observation, as in the AEC env (`scopa_env.observation`; finite bounds, the match score saturating at 10 x target) |
-| action mask | `env.action_masks()` (bool, 16204; the sb3-contrib `MaskablePPO` convention) and `info["action_mask"]` (int8, for `action_space.sample(mask)`): exactly the learner's legal ids; all zero once the episode is over |
+| action space | `moves="catalogue"` (default): `Discrete(16204)`, the fixed (played card, captured set) catalogue of docs/spec/actions.md. `moves="legal"`: `Discrete(K)`, slot k the k-th legal move in ascending id order (`max_moves=K`, default 32; `agents.bridges.move_interface`) |
+| observation space | `Box(0, OBS_HIGH, (216,), float32)`: the learner's observation, as in the AEC env (`scopa_env.observation`; finite bounds, the match score saturating at 10 x target); with `moves="legal"` followed by each slot's move features (K x 204, `scopa_env.move_features`) |
+| action mask | `env.action_masks()` (bool; the sb3-contrib `MaskablePPO` convention) and `info["action_mask"]` (int8, for `action_space.sample(mask)`): exactly the learner's legal ids (or filled slots); all zero once the episode is over. `env.legal_actions`: the catalogue ids |
 | rewards | the learner's team's, summed over the moves of one `step`. `reward="match"` (default): +1 / -1 when the match is won / lost, else 0. `reward="points"`: at each hand end, own team's hand points minus the other team's. With `episode="hand"` and `reward="match"`: the sign of the hand's margin |
 | episodes | `episode="match"` (default, to `target_score`) or `"hand"` (one hand); never truncated (a hand has a fixed number of moves) |
 | illegal actions | `illegal_action="lose"` (default, so that any action of the space is accepted, as Gymnasium expects): the episode ends at once with reward -1 and `info["illegal_action"]` set. `"raise"`: `IllegalMoveError` naming the move and the legal ones |
 | 2 players | `opponent=SPEC` (default `"random"`) plays seat 1 - `seat` |
 | 4 players | `players=4`: `opponent=SPEC` plays both opponents, or `opponent=[SPEC, SPEC]` one each (seats `seat`+1 and `seat`+3); `partner=SPEC` plays seat `seat`+2 (default: the opponents' spec) |
 | rules | `rules="scopa"` (or `scopone_scientifico`, `scopone`, `asso_piglia_tutto`, a `Rules`) plus any option of rules.md as a keyword: `players=4`, `capture_rule="fewest"`, `target_score=21`, … |
-| seeding | `reset(seed=s)` fixes the deals and every agent's random choices (agents given as specs are rebuilt with seeds drawn from `s`); later unseeded resets continue that sequence |
+| seeding | `reset(seed=s)` fixes the deals and every agent's random choices (agents given as specs are rebuilt with seeds drawn from `s`); later unseeded resets continue that sequence. `reset(options={"match_seed": m})` plays the match of seed `m` (the deals of `new_match(rules, seed=m)`, e.g. a game of the batched env's `match_seeds`); `options={"deck": [...]}` fixes the first hand's deal order |
 | info | `action_mask`; at a hand end `hand_points` (own, other); at a match end `match_score` (own, other); `illegal_action` after an illegal action |
 | render | `render_mode="ansi"` (the table from the learner's seat, as text) or `"human"` (printed) |
 
@@ -44,19 +44,26 @@ from typing import Any
 
 import gymnasium
 import numpy as np
-from gymnasium import spaces
 
 from scopa_env.env import render_text
-from scopa_env.episode import EPISODES, REWARDS, check_choice
-from scopa_env.game import GameState, StepResult, apply, new_match, raise_illegal
-from scopa_env.moves import N_ACTIONS, legal_actions
-from scopa_env.observation import OBS_DIM, OBS_HIGH, bounded, encode, info_set
+from scopa_env.episode import EPISODES, REWARDS, check_choice, check_seed
+from scopa_env.game import (
+    GameState,
+    IllegalMoveError,
+    StepResult,
+    apply,
+    new_match,
+    raise_illegal,
+)
+from scopa_env.moves import legal_actions
+from scopa_env.observation import encode, info_set
 from scopa_env.play import start_deal
 from scopa_env.rules import Rules, make_rules
 from scopa_env.rules.outcome import hand_end
 
 from .. import check_spec, make_agent
 from ..base import Agent
+from .move_interface import MoveInterface
 
 ILLEGAL = ("lose", "raise")
 AgentSpec = str | Agent
@@ -84,8 +91,10 @@ class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
                  partner: AgentSpec | None = None, seat: int = 0,
                  rules: str | Rules = "scopa", reward: str = "match", episode: str = "match",
                  illegal_action: str = "lose", render_mode: str | None = None,
+                 moves: str = "catalogue", max_moves: int | None = None,
                  **options: Any) -> None:
         self.rules = make_rules(rules, **options)
+        self.moves = MoveInterface.make(moves, max_moves, self.rules)
         check_choice("reward", reward, REWARDS)
         check_choice("episode", episode, EPISODES)
         check_choice("illegal_action", illegal_action, ILLEGAL)
@@ -99,13 +108,14 @@ class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.reward_mode, self.episode_mode, self.illegal_mode = reward, episode, illegal_action
         self.render_mode = render_mode
         self.specs = self._seat_specs(opponent, partner)
-        self.observation_space = spaces.Box(0.0, OBS_HIGH, (OBS_DIM,), np.float32)
-        self.action_space = spaces.Discrete(N_ACTIONS)
+        self.observation_space = self.moves.observation_space()
+        self.action_space = self.moves.action_space()
         # built now, so that a checkpoint that cannot be loaded fails at make(); a seeded
         # reset rebuilds them with seeds drawn from its seed
         self._build_agents(np.random.default_rng())
         self._state: GameState | None = None
         self._legal: list[int] = []
+        self._view: tuple[list[int], np.ndarray, np.ndarray] | None = None
         self._over = True
 
     def _seat_specs(self, opponent: Any, partner: Any) -> dict[int, AgentSpec]:
@@ -149,12 +159,20 @@ class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
     def reset(self, *, seed: int | None = None, options: dict[str, Any] | None = None
               ) -> tuple[np.ndarray, dict[str, Any]]:
         """A new match (its first hand dealt); the other seats play until the learner's
-        turn. ``options={"deck": [...]}`` fixes the first hand's deal order."""
+        turn. ``options={"deck": [...]}`` fixes the first hand's deal order,
+        ``options={"match_seed": m}`` the match's seed (all its deals)."""
         super().reset(seed=seed)
         if seed is not None:
             self._build_agents(self.np_random)
+        options = options or {}
+        unknown = set(options) - {"deck", "match_seed"}
+        if unknown:
+            raise ValueError(f"reset options: unknown {sorted(unknown)}; known: deck, "
+                             f"match_seed")
         match_seed = int(self.np_random.integers(2**31))
-        self._state = new_match(self.rules, seed=match_seed, deck=(options or {}).get("deck"))
+        if options.get("match_seed") is not None:
+            match_seed = check_seed(options["match_seed"])
+        self._state = new_match(self.rules, seed=match_seed, deck=options.get("deck"))
         self._over = False
         s = self._state
         start_deal(self._agents.values())
@@ -173,8 +191,16 @@ class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             act = int(action)
         except (TypeError, ValueError):
             act = None
+        slot = act
+        if act is not None and self.moves.legal:  # the slot's catalogue id
+            act = self._legal[act] if 0 <= act < min(len(self._legal), self.moves.slots) \
+                else None
         if act is None or act not in self._legal:
             if self.illegal_mode == "raise":
+                if self.moves.legal:
+                    ids = np.asarray(self._legal, np.int64)[None]
+                    raise IllegalMoveError(f"seat {self.seat}: " + self.moves.describe(
+                        action if slot is None else slot, ids, np.ones(ids.shape, bool)))
                 raise_illegal(self._state, action, self._legal)
             self._over, self._legal = True, []
             info["illegal_action"] = repr(action)
@@ -187,7 +213,8 @@ class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
     def _apply(self, action: int, info: dict[str, Any]) -> float:
         """Play one move (any seat's); the learner's reward from it."""
         s = self._state
-        result = apply(s, action, check=False)
+        # an episode of one hand ends on the hand's scored end, not the next deal
+        result = apply(s, action, check=False, deal_next=self.episode_mode != "hand")
         if result.hand is not None and not s.done:
             start_deal(self._agents.values())
         reward = self._reward(result, info)
@@ -224,20 +251,26 @@ class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         return rewards[team]
 
     # -- views -----------------------------------------------------------------------------
+    def _encoded(self) -> tuple[np.ndarray, np.ndarray]:
+        """The learner's observation and int8 mask in the chosen ``moves`` interface
+        (kept until the next move)."""
+        if self._view is None or self._view[0] is not self._legal:
+            ids = np.asarray(self._legal, np.int64).reshape(1, -1)
+            obs, mask = self.moves.encode(encode(self._state, self.seat)[None], ids,
+                                          np.ones(ids.shape, bool))
+            self._view = (self._legal, obs[0], mask[0])
+        return self._view[1].copy(), self._view[2].copy()
+
     def _obs(self) -> np.ndarray:
-        return bounded(encode(self._state, self.seat))
+        return self._encoded()[0]
 
     def action_masks(self) -> np.ndarray:
-        """The learner's legal ids as a bool mask over the catalogue (sb3-contrib's
+        """The learner's legal moves as a bool mask over the action space (sb3-contrib's
         ``MaskablePPO`` calls this); all False once the episode is over."""
-        mask = np.zeros(N_ACTIONS, dtype=bool)
-        mask[self._legal] = True
-        return mask
+        return self._encoded()[1].astype(bool)
 
     def _info(self, info: dict[str, Any]) -> dict[str, Any]:
-        mask = np.zeros(N_ACTIONS, dtype=np.int8)
-        mask[self._legal] = 1
-        info["action_mask"] = mask
+        info["action_mask"] = self._encoded()[1]
         return info
 
     @property
