@@ -20,6 +20,11 @@ scratch on Scopa for the same wall-clock budget, side by side.
    ``<!-- table -->`` marks; a new README otherwise), with the machine, date and
    command.
 
+A run the table at ``--out`` already holds (its ``baselines.json``, same budget and
+evaluation) whose run folder is not here is kept as measured, with its date, instead of
+trained again (``--retrain`` trains it again): adding an algorithm on another machine
+trains only that one.
+
 ``--smoke``: each script's tiny model, a budget of seconds and a few hands: the test
 suite's run (its own ``--work`` and ``--out``). An unknown algorithm, a missing library,
 a budget too small for one update: one line each, exit status 2.
@@ -85,11 +90,21 @@ class Algorithm:
 ALGORITHMS: dict[str, Algorithm] = {a.name: a for a in (
     Algorithm("ppo", "scopa (this kit), kind: ppo", "kit_ppo.py", kit=True),
     Algorithm("dmc", "scopa (this kit), kind: dmc", "kit_dmc.py", kit=True),
-    Algorithm("sb3_maskable_ppo", "sb3-contrib MaskablePPO", "sb3_maskable_ppo.py",
-              module="sb3_contrib", extra="sb3"),
-    Algorithm("rllib_ppo", "RLlib PPO", "rllib_ppo.py", module="ray.rllib", extra="rllib"),
-    Algorithm("openspiel_dqn", "OpenSpiel DQN (PyTorch)", "openspiel_dqn.py",
-              module="open_spiel.python.pytorch", extra="openspiel"),
+    Algorithm("cleanrl_ppo", "examples/cleanrl_ppo.py (CleanRL style), batched env, "
+              "moves=legal", "cleanrl_ppo.py"),
+    Algorithm("sb3_batched_legal", "sb3-contrib MaskablePPO, batched env, moves=legal",
+              "sb3_batched_legal.py", module="sb3_contrib", extra="sb3"),
+    Algorithm("sb3_batched_catalogue", "sb3-contrib MaskablePPO, batched env, "
+              "moves=catalogue", "sb3_batched_catalogue.py", module="sb3_contrib",
+              extra="sb3"),
+    Algorithm("rllib_batched", "RLlib PPO, batched env (make_vec), moves=legal",
+              "rllib_batched.py", module="ray.rllib", extra="rllib"),
+    Algorithm("sb3_maskable_ppo", "sb3-contrib MaskablePPO, one env per game",
+              "sb3_maskable_ppo.py", module="sb3_contrib", extra="sb3"),
+    Algorithm("rllib_ppo", "RLlib PPO, one env per game (PettingZoo)", "rllib_ppo.py",
+              module="ray.rllib", extra="rllib"),
+    Algorithm("openspiel_dqn", "OpenSpiel DQN (PyTorch), one env per game",
+              "openspiel_dqn.py", module="open_spiel.python.pytorch", extra="openspiel"),
 )}
 
 
@@ -342,6 +357,9 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         "WORK/smoke-docs)")
     p.add_argument("--smoke", action="store_true",
                    help="tiny models, seconds of training, a few hands (tests)")
+    p.add_argument("--retrain", action="store_true",
+                   help="train again the runs the table at --out holds whose run folders "
+                        "are not here (default: keep them as measured)")
     args = p.parse_args(argv)
     smoke = args.smoke
     args.minutes = args.minutes if args.minutes is not None else (0.1 if smoke else 20.0)
@@ -355,6 +373,21 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
         if not getattr(args, key) > 0:
             p.error(f"--{key.replace('_', '-')} must be above 0, got {getattr(args, key):g}")
     return args
+
+
+def kept_runs(args: argparse.Namespace) -> dict[tuple[str, int], dict[str, Any]]:
+    """The runs of the table already written at ``--out`` (its baselines.json) at this
+    budget and evaluation, by (algorithm, seed): a run whose folder is gone (another
+    machine, a fresh clone) is kept as it was measured, not trained again
+    (``--retrain``: train them again)."""
+    path = args.out / "baselines.json"
+    if args.retrain or args.smoke or not path.is_file():
+        return {}
+    doc = json.loads(path.read_text(encoding="utf-8"))
+    if (doc.get("minutes"), doc.get("hands"), doc.get("eval_seed"), doc.get("curve_hands")) \
+            != (args.minutes, args.hands, args.eval_seed, args.curve_hands):
+        return {}
+    return {(r["algorithm"], r["seed"]): r for r in doc["runs"]}
 
 
 def chosen(names: list[str] | None) -> list[Algorithm]:
@@ -389,9 +422,16 @@ def main(argv: list[str] | None = None) -> int:
                 log(f"left out: {a.missing()}")
     info = machine()
     runs, failed = [], []
+    kept = kept_runs(args)
     for alg in algorithms:
         for seed in range(1, (args.seeds if alg.kit else args.other_seeds) + 1):
             folder = run_dir(args.work, args.minutes, args.smoke, alg.name, seed)
+            if not (folder / RESULT).is_file() and (alg.name, seed) in kept:
+                run = kept[alg.name, seed]
+                log(f"{alg.name} seed {seed}: kept from the table (trained "
+                    f"{run['trained']['date']}; its run folder is not here)")
+                runs.append(run)
+                continue
             try:
                 doc = train(alg, folder, args.minutes, seed, args.smoke, log)
             except Refused as e:

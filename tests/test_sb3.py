@@ -1,5 +1,6 @@
-"""The Stable-Baselines3 bridge: MaskablePPO learns on scopa/Scopa-v0
-(examples/sb3_maskable_ppo.py) and plays as the agent spec ``sb3:PATH``."""
+"""The Stable-Baselines3 bridge: MaskablePPO learns on the batched env's VecEnv
+(examples/sb3_maskable_ppo.py, both move interfaces) and plays as the agent spec
+``sb3:PATH``."""
 
 from __future__ import annotations
 
@@ -12,10 +13,9 @@ import numpy as np
 import pytest
 
 import agents
-from agents.bridges.sb3_agent import SB3Agent
+from agents.bridges.sb3_agent import SB3Agent, model_moves
 from agents.evaluation.evaluate import evaluate
 from scopa_env.game import apply, new_match
-from scopa_env.moves import N_ACTIONS
 from scopa_env.observation import encode_info, info_set
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -23,7 +23,7 @@ HAVE_SB3 = importlib.util.find_spec("sb3_contrib") is not None
 needs_sb3 = pytest.mark.skipif(
     not HAVE_SB3, reason="sb3-contrib is not installed (pip install -e .[sb3]): the SB3 "
     "bridge is not tested")
-STEPS = 6144  # learner decisions: about 50 s on a 2-core machine
+STEPS = 6 * 256 * 32  # learner decisions: six updates on 256 games, about 10 s
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,8 @@ def example():
 
 @pytest.fixture(scope="module")
 def trained(example, tmp_path_factory) -> Path:
-    """A MaskablePPO model trained briefly against random, by the example's main()."""
+    """A MaskablePPO model (moves="legal") trained briefly against random, by the
+    example's main()."""
     out = tmp_path_factory.mktemp("sb3") / "model"
     assert example.main(["--minutes", "10", "--steps", str(STEPS), "--opponent", "random",
                          "--out", str(out), "--eval-hands", "0"]) == 0
@@ -47,10 +48,20 @@ def trained(example, tmp_path_factory) -> Path:
     return path
 
 
+@pytest.fixture(scope="module")
+def trained_catalogue(example, tmp_path_factory) -> Path:
+    """A catalogue model (one output per id): one short update on 8 games."""
+    out = tmp_path_factory.mktemp("sb3") / "catalogue"
+    path = example.train(out, steps=8 * 32, opponent="greedy", n_envs=8, moves="catalogue",
+                         batch_size=64)
+    assert path.is_file()
+    return path
+
+
 @needs_sb3
 @pytest.mark.learning
 def test_maskable_ppo_beats_random_after_brief_training(trained: Path) -> None:
-    # training is seeded and stopped by steps: +0.48 [+0.30, +0.66] here
+    # training is seeded and stopped by steps
     res = evaluate(f"sb3:{trained}", "random", hands=400, seed=3, matches=0)
     margin = res.points_per_hand
     assert margin.margin > 0.2 and margin.ci95[0] > 0, margin
@@ -76,9 +87,12 @@ def test_scopa_eval_and_the_gym_env_take_the_sb3_agent(trained: Path, capsys) ->
 
 
 @needs_sb3
-def test_the_sb3_agent_plays_the_models_masked_argmax(trained: Path) -> None:
-    """SB3Agent computes only the legal ids' logits: the same moves as model.predict."""
-    agent = agents.make_agent(f"sb3:{trained}")
+@pytest.mark.parametrize("which", ["trained", "trained_catalogue"])
+def test_the_sb3_agent_plays_the_models_masked_argmax(which: str, request) -> None:
+    """SB3Agent plays what model.predict plays on the env's observation and mask, for a
+    legal-move model (slots mapped back to ids) and a catalogue one (only the legal ids'
+    logits computed)."""
+    agent = agents.make_agent(f"sb3:{request.getfixturevalue(which)}")
     rng = np.random.default_rng(0)
     infos = []
     for seed in range(6):
@@ -86,14 +100,45 @@ def test_the_sb3_agent_plays_the_models_masked_argmax(trained: Path) -> None:
         while not s.done:
             infos.append(info_set(s, s.to_move))
             apply(s, int(rng.choice(s.legal_actions())))
-    obs = np.stack([encode_info(i) for i in infos])
-    masks = np.zeros((len(infos), N_ACTIONS), dtype=bool)
+    width = max(len(i.legal_actions) for i in infos)
+    ids = np.zeros((len(infos), width), np.int64)
+    valid = np.zeros((len(infos), width), bool)
     for row, info in enumerate(infos):
-        masks[row, list(info.legal_actions)] = True
-    expected, _ = agent.model.predict(obs, action_masks=masks, deterministic=True)
+        ids[row, :len(info.legal_actions)] = info.legal_actions
+        valid[row, :len(info.legal_actions)] = True
+    moves = model_moves(agent.model)
+    assert moves.legal == (which == "trained")
+    obs, masks = moves.encode(np.stack([encode_info(i) for i in infos]), ids, valid)
+    expected, _ = agent.model.predict(obs, action_masks=masks.astype(bool),
+                                      deterministic=True)
+    if moves.legal:
+        expected = ids[np.arange(len(infos)), expected]
     assert len(infos) > 500
     assert agent.act_batch(infos) == [int(a) for a in expected]
     assert agent.act(infos[7]) == int(expected[7])
+
+
+@needs_sb3
+def test_the_sb3_vec_env_gives_masks_and_terminal_observations() -> None:
+    from sb3_contrib.common.maskable.utils import get_action_masks, is_masking_supported
+
+    from agents.bridges.sb3_vec import ScopaSB3VecEnv
+
+    env = ScopaSB3VecEnv(4, opponent="greedy", reward="points", episode="hand",
+                         moves="legal", max_moves=8)
+    assert is_masking_supported(env)
+    env.seed(3)
+    obs = env.reset()
+    assert obs.shape == (4, env.observation_space.shape[0])
+    ended = 0
+    for _ in range(40):
+        masks = get_action_masks(env)
+        assert masks.shape == (4, 8) and masks.any(1).all()
+        obs, rewards, dones, infos = env.step(masks.argmax(1))
+        for g in np.flatnonzero(dones):
+            assert infos[g]["terminal_observation"].shape == obs[g].shape
+            ended += 1
+    assert ended >= 4  # a hand is 18 learner moves: every game ended at least twice
 
 
 @needs_sb3

@@ -21,7 +21,7 @@ episode is over, and returns the learner's observation and its reward over that 
 | | |
 |---|---|
 | action space | `moves="catalogue"` (default): `Discrete(16204)`, the fixed (played card, captured set) catalogue of docs/spec/actions.md. `moves="legal"`: `Discrete(K)`, slot k the k-th legal move in ascending id order (`max_moves=K`, default 32; `agents.bridges.move_interface`) |
-| observation space | `Box(0, OBS_HIGH, (216,), float32)`: the learner's observation, as in the AEC env (`scopa_env.observation`; finite bounds, the match score saturating at 10 x target); with `moves="legal"` followed by each slot's move features (K x 204, `scopa_env.move_features`) |
+| observation space | `Box(0, OBS_HIGH, (216,), float32)`: the learner's observation, as in the AEC env (`scopa_env.observation`; finite bounds, the match score saturating at 10 x target); with `moves="legal"` followed by each slot's move features (K x 204, `scopa_env.move_features`). `mask_in_obs=True`: a dict `{"observation": ..., "action_mask": ...}` (PettingZoo's convention; RLlib's masked modules read it) |
 | action mask | `env.action_masks()` (bool; the sb3-contrib `MaskablePPO` convention) and `info["action_mask"]` (int8, for `action_space.sample(mask)`): exactly the learner's legal ids (or filled slots); all zero once the episode is over. `env.legal_actions`: the catalogue ids |
 | rewards | the learner's team's, summed over the moves of one `step`. `reward="match"` (default): +1 / -1 when the match is won / lost, else 0. `reward="points"`: at each hand end, own team's hand points minus the other team's. With `episode="hand"` and `reward="match"`: the sign of the hand's margin |
 | episodes | `episode="match"` (default, to `target_score`) or `"hand"` (one hand); never truncated (a hand has a fixed number of moves) |
@@ -92,7 +92,7 @@ class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
                  rules: str | Rules = "scopa", reward: str = "match", episode: str = "match",
                  illegal_action: str = "lose", render_mode: str | None = None,
                  moves: str = "catalogue", max_moves: int | None = None,
-                 **options: Any) -> None:
+                 mask_in_obs: bool = False, **options: Any) -> None:
         self.rules = make_rules(rules, **options)
         self.moves = MoveInterface.make(moves, max_moves, self.rules)
         check_choice("reward", reward, REWARDS)
@@ -108,7 +108,9 @@ class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         self.reward_mode, self.episode_mode, self.illegal_mode = reward, episode, illegal_action
         self.render_mode = render_mode
         self.specs = self._seat_specs(opponent, partner)
-        self.observation_space = self.moves.observation_space()
+        self.mask_in_obs = bool(mask_in_obs)
+        self.observation_space = (self.moves.dict_space() if self.mask_in_obs
+                                  else self.moves.observation_space())
         self.action_space = self.moves.action_space()
         # built now, so that a checkpoint that cannot be loaded fails at make(); a seeded
         # reset rebuilds them with seeds drawn from its seed
@@ -116,6 +118,7 @@ class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
         self._state: GameState | None = None
         self._legal: list[int] = []
         self._view: tuple[list[int], np.ndarray, np.ndarray] | None = None
+        self.env_steps = 0  # moves of every seat played, over all episodes
         self._over = True
 
     def _seat_specs(self, opponent: Any, partner: Any) -> dict[int, AgentSpec]:
@@ -213,6 +216,7 @@ class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
     def _apply(self, action: int, info: dict[str, Any]) -> float:
         """Play one move (any seat's); the learner's reward from it."""
         s = self._state
+        self.env_steps += 1
         # an episode of one hand ends on the hand's scored end, not the next deal
         result = apply(s, action, check=False, deal_next=self.episode_mode != "hand")
         if result.hand is not None and not s.done:
@@ -261,8 +265,9 @@ class ScopaGymEnv(gymnasium.Env[np.ndarray, np.int64]):
             self._view = (self._legal, obs[0], mask[0])
         return self._view[1].copy(), self._view[2].copy()
 
-    def _obs(self) -> np.ndarray:
-        return self._encoded()[0]
+    def _obs(self) -> Any:
+        obs, mask = self._encoded()
+        return {"observation": obs, "action_mask": mask} if self.mask_in_obs else obs
 
     def action_masks(self) -> np.ndarray:
         """The learner's legal moves as a bool mask over the action space (sb3-contrib's

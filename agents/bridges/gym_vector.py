@@ -19,7 +19,7 @@ both on the same deals and compares observations, masks, rewards and episode end
 
 | | |
 |---|---|
-| options | those of `gymnasium.make("scopa/Scopa-v0")`: `opponent`, `partner`, `seat`, `rules` and any rules option (`players=4`, ...), `reward`, `episode`, `illegal_action`, `moves`, `max_moves`; and `autoreset_mode` |
+| options | those of `gymnasium.make("scopa/Scopa-v0")`: `opponent`, `partner`, `seat`, `rules` and any rules option (`players=4`, ...), `reward`, `episode`, `illegal_action`, `moves`, `max_moves`, `mask_in_obs` (the observation a dict `{"observation", "action_mask"}`, PettingZoo's convention, for RLlib); and `autoreset_mode` |
 | spaces | `single_observation_space` / `single_action_space` as the single env's; `observation_space` (N, ...) and `action_space` `MultiDiscrete` |
 | action mask | `info["action_mask"]` (N, A) int8 and `envs.action_masks()` (N, A) bool; `envs.legal_ids()`: the catalogue ids |
 | opponents | an agent spec with a batched form: `random`, `greedy`, `expert` (the batched baselines, the same moves as the per-game agents), `ckpt:PATH`, `pretrained`, `sb3:PATH`, `rllib:PATH` (one batched forward pass over the games' information sets); or a callable `f(obs, mask)` (or `f(obs, mask, games)`) that takes the seat's observations and masks, in this env's own format, and returns actions in this env's action space: a frozen copy of the learner is self-play. `set_opponent(x, games)` / `set_partner(x, games)` give some games another one (a pool) |
@@ -171,7 +171,7 @@ class ScopaVectorEnv(VectorEnv):
                  partner: Player | None = None, seat: int = 0,
                  rules: str | Rules = "scopa", reward: str = "match", episode: str = "match",
                  illegal_action: str = "lose", moves: str = "catalogue",
-                 max_moves: int | None = None,
+                 max_moves: int | None = None, mask_in_obs: bool = False,
                  autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
                  shuffle: str = "fast", **options: Any) -> None:
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) \
@@ -199,7 +199,9 @@ class ScopaVectorEnv(VectorEnv):
         self.moves = MoveInterface.make(moves, max_moves, self.rules)
         self.metadata = {**self.metadata, "autoreset_mode": mode}
         self.autoreset_mode = mode
-        self.single_observation_space = self.moves.observation_space()
+        self.mask_in_obs = bool(mask_in_obs)
+        self.single_observation_space = (self.moves.dict_space() if self.mask_in_obs
+                                         else self.moves.observation_space())
         self.single_action_space = self.moves.action_space()
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
@@ -210,6 +212,7 @@ class ScopaVectorEnv(VectorEnv):
         self._pending = np.zeros(self.num_envs, bool)  # NEXT_STEP: reset on the next step
         self._mask: np.ndarray | None = None
         self.moves_left_out = 0  # decisions with more legal moves than moves="legal"'s K
+        self.env_steps = 0  # moves of every seat played in all games (agent-steps)
         self._seeded = False
 
     # -- seats -------------------------------------------------------------------------
@@ -250,7 +253,12 @@ class ScopaVectorEnv(VectorEnv):
         players = self._players[seat]
         if chooser not in players:
             players.append(chooser)
-        self._who[seat][games] = players.index(chooser)
+        who = self._who[seat]
+        who[games] = players.index(chooser)
+        used = np.bincount(who, minlength=len(players)) > 0
+        if not used.all():  # forget players no game has any more (a pool's old copies)
+            self._players[seat] = [c for c, u in zip(players, used, strict=True) if u]
+            self._who[seat] = (np.cumsum(used) - 1)[who]
 
     def set_opponent(self, opponent: Player | Sequence[Player], games: Any = None) -> None:
         """Give ``games`` (default all) another opponent from their next move on (one for
@@ -339,7 +347,11 @@ class ScopaVectorEnv(VectorEnv):
         self._mask = mask
         self._count_left_out()
         info["action_mask"] = mask
-        return obs, info
+        return self._out(obs, mask), info
+
+    def _out(self, obs: np.ndarray, mask: np.ndarray) -> Any:
+        """The observation as returned: with ``mask_in_obs``, a dict with the mask."""
+        return {"observation": obs, "action_mask": mask} if self.mask_in_obs else obs
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                           dict[str, Any]]:
@@ -392,14 +404,14 @@ class ScopaVectorEnv(VectorEnv):
             at = np.flatnonzero(ended)
             fin = np.zeros_like(obs)
             fin[at] = self._final_rows(final, at)
-            info["final_obs"] = fin
+            info["final_obs"] = self._out(fin, np.zeros_like(mask))
             info["_final_obs"] = ended.copy()
             info["final_info"] = {k: x for k, x in info.items()
                                   if k not in ("final_obs", "_final_obs")}
             info["_final_info"] = ended.copy()
         self._mask = mask
         info["action_mask"] = mask
-        return obs, rewards, ended, np.zeros(n, bool), info
+        return self._out(obs, mask), rewards, ended, np.zeros(n, bool), info
 
     def _final_rows(self, final: dict[str, Any], at: np.ndarray) -> np.ndarray:
         """The last observations of the episodes that ended in games ``at``."""
@@ -421,6 +433,7 @@ class ScopaVectorEnv(VectorEnv):
         if not len(games):
             return
         out = self.games.step(ids, games=games, final_seat=self.seat)
+        self.env_steps += len(games)
         live = ~ended[games]
         g = games[live]
         rewards[g] += out.rewards[g, self.seat]

@@ -22,14 +22,16 @@ such decisions (``moves_left_out``).
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from gymnasium import spaces
 
 from scopa_env.move_features import ACTION_DIM, legal_move_inputs
 from scopa_env.moves import N_ACTIONS
-from scopa_env.observation import OBS_DIM, OBS_HIGH, bounded
+from scopa_env.observation import OBS_DIM, OBS_HIGH, InfoSet, bounded, encode_info
 from scopa_env.rules import Rules
 
 MOVES = ("catalogue", "legal")
@@ -65,6 +67,36 @@ class MoveInterface:
             raise ValueError(f"max_moves must be an integer from 1 to 1024, got {k!r}")
         return MoveInterface("legal", int(k))
 
+    @staticmethod
+    def of_spaces(obs_shape: Any, n: Any) -> MoveInterface | None:
+        """The interface whose spaces these are (a saved model's), or None."""
+        if obs_shape == (OBS_DIM,) and n == N_ACTIONS:
+            return MoveInterface()
+        if isinstance(n, (int, np.integer)) and n >= 1 \
+                and obs_shape == (OBS_DIM + int(n) * ACTION_DIM,):
+            return MoveInterface("legal", int(n))
+        return None
+
+    def encode_infos(self, infos: Sequence[InfoSet]) -> tuple[np.ndarray, np.ndarray,
+                                                               np.ndarray]:
+        """Observations and int8 masks of the seats' information sets (what the env
+        showed them), and their legal ids padded (B, L), for an agent to map its
+        choices back: action k of row b is ``ids[b, k]`` (``moves="legal"``) or k."""
+        width = max(len(i.legal_actions) for i in infos)
+        ids = np.zeros((len(infos), width), np.int64)
+        valid = np.zeros((len(infos), width), bool)
+        for row, info in enumerate(infos):
+            ids[row, :len(info.legal_actions)] = sorted(info.legal_actions)
+            valid[row, :len(info.legal_actions)] = True
+        obs, mask = self.encode(np.stack([encode_info(i) for i in infos]), ids, valid)
+        return obs, mask, ids
+
+    def chosen_ids(self, actions: np.ndarray, ids: np.ndarray) -> list[int]:
+        """The catalogue ids of actions chosen on ``encode_infos``' rows."""
+        if self.legal:
+            return [int(ids[row, k]) for row, k in enumerate(np.asarray(actions).tolist())]
+        return [int(a) for a in np.asarray(actions).tolist()]
+
     @property
     def legal(self) -> bool:
         return self.kind == "legal"
@@ -88,6 +120,12 @@ class MoveInterface:
 
     def action_space(self) -> spaces.Discrete:
         return spaces.Discrete(self.n)
+
+    def dict_space(self) -> spaces.Dict:
+        """``mask_in_obs=True``: the observation and the mask together, PettingZoo's
+        convention (RLlib's masked modules read the mask there)."""
+        return spaces.Dict({"observation": self.observation_space(),
+                            "action_mask": spaces.Box(0, 1, (self.n,), np.int8)})
 
     def encode(self, obs: np.ndarray, ids: np.ndarray, valid: np.ndarray
                ) -> tuple[np.ndarray, np.ndarray]:

@@ -1,6 +1,7 @@
 """The agent spec ``rllib:PATH``: a policy trained with RLlib on the PettingZoo
-environment (``scopa_env.env``; examples/rllib_ppo.py), playing the arg-max of its
-logits over the legal moves.
+environment (``scopa_env.env``; examples/rllib_ppo.py) or on the batched Gymnasium env
+(``gymnasium.make_vec``, either move interface; examples/rllib_ppo_batched.py), playing the
+arg-max of its logits over the legal moves.
 
 ``PATH`` is an RLlib checkpoint: a folder written by ``algo.save_to_path`` (the
 policy ``shared`` is taken, or the only one there), or the folder of one RLModule
@@ -22,10 +23,12 @@ from typing import Any
 
 import numpy as np
 
+from scopa_env.move_features import ACTION_DIM
 from scopa_env.moves import N_ACTIONS
 from scopa_env.observation import OBS_DIM, InfoSet, encode_info
 
 from .batched_policy import BatchedPolicyAgent
+from .move_interface import MoveInterface
 
 INSTALL_HINT = "pip install -e .[rllib]"
 POLICY = "shared"  # the policy id examples/rllib_ppo.py trains for every seat
@@ -81,17 +84,26 @@ def load_module(path: str) -> Any:
         except Exception as e:  # a damaged or foreign checkpoint fails in many ways
             raise ValueError(f"agent spec 'rllib:{path}': cannot load the RLModule in "
                              f"{folder} ({type(e).__name__}: {e})") from None
-        space = getattr(module, "observation_space", None)
-        obs = space["observation"] if _is_dict(space) else space
-        n = getattr(getattr(module, "action_space", None), "n", None)
-        if getattr(obs, "shape", None) != (OBS_DIM,) or n != N_ACTIONS:
+        if module_moves(module) is None:
+            space = getattr(module, "observation_space", None)
+            obs = space["observation"] if _is_dict(space) else space
+            n = getattr(getattr(module, "action_space", None), "n", None)
             raise ValueError(f"agent spec 'rllib:{path}': the module's spaces (observation "
                              f"{getattr(obs, 'shape', None)}, actions {n}) are not the "
-                             f"environment's (({OBS_DIM},), {N_ACTIONS})")
+                             f"environment's (({OBS_DIM},), {N_ACTIONS}), nor those of "
+                             f"moves='legal' (({OBS_DIM} + K x {ACTION_DIM},), K)")
         module.eval()
         _MODULES.clear()  # keep one: an evaluation plays one or two
         _MODULES[key] = module
     return _MODULES[key]
+
+
+def module_moves(module: Any) -> MoveInterface | None:
+    """The move interface of a module's spaces (catalogue or ``moves="legal"``), or None."""
+    space = getattr(module, "observation_space", None)
+    obs = space["observation"] if _is_dict(space) else space
+    return MoveInterface.of_spaces(getattr(obs, "shape", None),
+                                   getattr(getattr(module, "action_space", None), "n", None))
 
 
 def _is_dict(space: Any) -> bool:
@@ -112,10 +124,20 @@ class RLlibAgent(BatchedPolicyAgent):
             module = load_module(str(module))
         self.module, self.spec = module, spec or "rllib"
         self._dict_obs = _is_dict(getattr(module, "observation_space", None))
+        self.moves = module_moves(module) or MoveInterface()
 
     def choose(self, infos: list[InfoSet]) -> list[int]:
         import torch
         from ray.rllib.core.columns import Columns
+
+        if self.moves.legal:  # a module of the batched env's moves="legal" (slots)
+            x, mask, ids = self.moves.encode_infos(infos)
+            obs = {"observation": torch.from_numpy(x), "action_mask": torch.from_numpy(mask)}
+            with torch.no_grad():
+                logits = self.module.forward_inference({Columns.OBS: obs})[
+                    Columns.ACTION_DIST_INPUTS].numpy()
+            logits[mask == 0] = -np.inf
+            return self.moves.chosen_ids(np.argmax(logits, 1), ids)
 
         x = torch.from_numpy(np.stack([encode_info(i) for i in infos]))
         if self._dict_obs:

@@ -1,7 +1,9 @@
 """The agent spec ``sb3:PATH``: a Stable-Baselines3 ``MaskablePPO`` model (sb3-contrib)
-trained on ``scopa/Scopa-v0`` (``agents.bridges.gym_env``), playing the arg-max of its masked
-policy. sb3-contrib is an optional extra (``pip install -e .[sb3]``), imported only when
-such an agent is built."""
+trained on ``scopa/Scopa-v0`` (``agents.bridges.gym_env``, or the batched
+``agents.bridges.sb3_vec``), playing the arg-max of its masked policy. Either move interface:
+a catalogue model (observation 216, actions 16,204) or a ``moves="legal"`` one (observation
+216 + K x 204, actions K), told apart by its spaces. sb3-contrib is an optional extra
+(``pip install -e .[sb3]``), imported only when such an agent is built."""
 
 from __future__ import annotations
 
@@ -11,10 +13,11 @@ from typing import Any
 
 import numpy as np
 
-from scopa_env.moves import N_ACTIONS
-from scopa_env.observation import OBS_DIM, InfoSet, encode_info
+from scopa_env.move_features import ACTION_DIM
+from scopa_env.observation import InfoSet, encode_info
 
 from .batched_policy import BatchedPolicyAgent
+from .move_interface import MoveInterface
 
 INSTALL_HINT = "pip install -e .[sb3]"
 _MODELS: dict[tuple[str, int], Any] = {}  # (resolved path, mtime_ns) -> loaded model
@@ -50,15 +53,21 @@ def load_model(path: str) -> Any:
         except Exception as e:  # a zip that is not an SB3 model fails in many ways
             raise ValueError(f"agent spec 'sb3:{path}': {p} is not a MaskablePPO model "
                              f"({type(e).__name__}: {e})") from None
-        obs_shape = getattr(model.observation_space, "shape", None)
-        n = getattr(model.action_space, "n", None)
-        if obs_shape != (OBS_DIM,) or n != N_ACTIONS:
+        if model_moves(model) is None:
             raise ValueError(f"agent spec 'sb3:{path}': the model's spaces (observation "
-                             f"{obs_shape}, actions {n}) are not scopa/Scopa-v0's ((216,), "
-                             f"16204)")
+                             f"{getattr(model.observation_space, 'shape', None)}, actions "
+                             f"{getattr(model.action_space, 'n', None)}) are not "
+                             f"scopa/Scopa-v0's ((216,) and 16204, or with moves='legal' "
+                             f"(216 + K x {ACTION_DIM},) and K)")
         _MODELS.clear()  # keep one model: an evaluation plays one or two
         _MODELS[key] = model
     return _MODELS[key]
+
+
+def model_moves(model: Any) -> MoveInterface | None:
+    """The move interface a model's spaces belong to, or None."""
+    return MoveInterface.of_spaces(getattr(model.observation_space, "shape", None),
+                                   getattr(model.action_space, "n", None))
 
 
 class SB3Agent(BatchedPolicyAgent):
@@ -70,6 +79,7 @@ class SB3Agent(BatchedPolicyAgent):
     def __init__(self, path: str, seed: int | None = None) -> None:
         self.model = load_model(path)
         self.spec = f"sb3:{path}"
+        self.moves = model_moves(self.model)
         head = self.model.policy.action_net
         self._w = head.weight.detach().cpu().numpy()  # (16204, latent)
         self._b = head.bias.detach().cpu().numpy()
@@ -84,7 +94,13 @@ class SB3Agent(BatchedPolicyAgent):
             return policy.mlp_extractor.forward_actor(features).numpy()
 
     def choose(self, infos: list[InfoSet]) -> list[int]:
-        latent = self._latent(np.stack([encode_info(i) for i in infos]))
+        if self.moves.legal:  # the slots: the first K legal ids, ascending
+            x, mask, ids = self.moves.encode_infos(infos)
+            logits = self._latent(x) @ self._w.T + self._b
+            logits[mask == 0] = -np.inf
+            return self.moves.chosen_ids(np.argmax(logits, 1), ids)
+        obs = np.stack([encode_info(i) for i in infos])
+        latent = self._latent(obs)
         out = []
         for row, info in enumerate(infos):
             legal = np.asarray(info.legal_actions, dtype=np.int64)

@@ -6,9 +6,10 @@ budget and stops at its end. The learner plays seat 0 of 2-player scopa, one han
 episode, rewarded with the hand's points margin, on 4 environments whose opponents are
 the kit's agents ``greedy``, ``expert``, ``greedy``, ``expert`` (the env's API: one
 opponent per environment). ``MlpPolicy`` has one output per catalogue id (16,204) and
-samples only legal ids (``env.action_masks()``); the settings are
-examples/sb3_maskable_ppo.py's. Env steps are the moves of both seats: twice the
-learner's decisions (one hand: 18 moves each).
+samples only legal ids (``env.action_masks()``); the settings are those of the
+example's first version (4 single envs; the example now runs the batched env, the
+``sb3_batched_*`` rows). The table keeps this row as "one env per game". Env steps are
+the moves of both seats: twice the learner's decisions (one hand: 18 moves each).
 """
 
 from __future__ import annotations
@@ -33,8 +34,8 @@ def main() -> int:
     need("sb3_contrib", "sb3", NAME)
     import gymnasium
     import torch
+    from sb3_common import learn_for_budget
     from sb3_contrib import MaskablePPO
-    from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.vec_env import DummyVecEnv
     from torch.distributions import Distribution
 
@@ -53,43 +54,19 @@ def main() -> int:
     snapshots: list[dict] = []
 
     def snapshot(clock: Clock, name: str) -> str:
-        path = args.out / "snapshots" / f"{name}.zip" if name != "final" \
+        path = args.out / "snapshots" / f"{name % len(snapshots)}.zip" if name != "final" \
             else args.out / "model.zip"
         model.save(str(path))
         snapshots.append({"minutes": clock.seconds() / 60, "env_steps": 2 * model.num_timesteps,
                           "spec": f"sb3:{path}"})
         return f"sb3:{path}"
 
-    class Budget(BaseCallback):
-        """Snapshots every tenth of the budget; stops at its end."""
-
-        def __init__(self) -> None:
-            super().__init__()
-            self.clock: Clock | None = None
-            self.first_update: float | None = None
-
-        def _on_training_start(self) -> None:
-            self.clock = Clock(args.minutes)
-
-        def _on_rollout_start(self) -> None:  # after each update (and before the first)
-            assert self.clock is not None
-            if self.first_update is None and model._n_updates:
-                self.first_update = self.clock.seconds()
-
-        def _on_step(self) -> bool:
-            assert self.clock is not None
-            if self.clock.snapshot_due() and model._n_updates:
-                snapshot(self.clock, f"model_{len(snapshots):02d}")
-            return not self.clock.over()
-
-    budget = Budget()
-    model.learn(total_timesteps=10**12, callback=budget)
-    assert budget.clock is not None
-    seconds = min(budget.clock.seconds(), budget.clock.budget)  # learn() ends within a step
+    clock, first = learn_for_budget(model, args.minutes, snapshot)
+    seconds = min(clock.seconds(), clock.budget)  # learn() ends within a step
     updates = model._n_updates // settings["n_epochs"]
     if not updates:
-        too_small(NAME, args.minutes, None)
-    spec = snapshot(budget.clock, "final")
+        too_small(NAME, args.minutes, first)
+    spec = snapshot(clock, "final")
     snapshots[-1]["minutes"] = seconds / 60
     env.close()
     write_result(args.out, algorithm=NAME, library="sb3-contrib MaskablePPO", spec=spec,
