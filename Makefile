@@ -18,14 +18,14 @@ $(BIN)/activate:
 # range lets users keep their own torch. `make train` installs the package with its
 # `train` extra (torch, TensorBoard, matplotlib; `pip install .` alone is the env without
 # them); `make test` adds the extras the tests exercise (Ray, RLlib, SB3, OpenSpiel,
-# selenium, notebook tools, build and twine).
+# TorchRL, selenium, notebook tools, build and twine).
 $(VENV)/.installed: $(BIN)/activate pyproject.toml
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install -q torch==2.13.0
 	$(EDITABLE) ".[train]"
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(EDITABLE) ".[test,train,web,sb3,ray,rllib,openspiel]"
+	$(EDITABLE) ".[test,train,web,sb3,ray,rllib,openspiel,torchrl]"
 	touch $@
 
 install: $(VENV)/.installed

@@ -74,7 +74,7 @@ class Args:
     move_hidden: int = 64  # the move scorer's width
     pool: str = "self=0.5,past=0.1,greedy=0.2,expert=0.2"  # opponents' shares of the games
     past_every: int = 50  # updates between refreshes of the older snapshot
-    snapshots: int = 0  # save this many snapshots over the budget (the baselines' curve)
+    snapshots: int = 0  # curve points over the budget: snapshots at each 1/n, the last the final
     out: str = "runs/cleanrl/ppo.pt"
     torch_threads: int = 0  # 0: torch's default
 

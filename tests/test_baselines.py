@@ -69,6 +69,45 @@ def test_smoke_trains_each_installed_library(tmp_path: Path) -> None:
         assert r["spec"].startswith(prefix[r["algorithm"]]), r["spec"]
 
 
+def test_smoke_trains_the_batched_env_rows(tmp_path: Path) -> None:
+    """The rows on the batched Gymnasium env: the CleanRL-style script always, SB3 (both
+    move interfaces) and RLlib through make_vec where installed; each saves an agent spec
+    the evaluator plays (a legal-move model mapped back to catalogue ids)."""
+    names = ["cleanrl_ppo"] + [n for n, m in (
+        ("sb3_batched_legal", "sb3_contrib"), ("sb3_batched_catalogue", "sb3_contrib"),
+        ("rllib_batched", "ray.rllib")) if _installed(m)]
+    _, doc = _smoke(tmp_path, names)
+    prefix = {"cleanrl_ppo": "py:examples/cleanrl_ppo.py:agent,path=",
+              "sb3_batched_legal": "sb3:", "sb3_batched_catalogue": "sb3:",
+              "rllib_batched": "rllib:"}
+    for r in doc["runs"]:
+        assert r["spec"].startswith(prefix[r["algorithm"]]), r["spec"]
+
+
+def test_runs_the_table_holds_are_kept_where_their_folders_are_gone(tmp_path: Path,
+                                                                     capsys) -> None:
+    """A fresh clone has the table's baselines.json but not its run folders: those runs
+    are kept as measured (with their date), not trained again; --retrain would."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    run = {"algorithm": "dmc", "seed": 1, "env_steps": 5, "train_seconds": 1200.0,
+           "updates": 3, "spec": "ckpt:gone", "snapshots": [],
+           "margins": {o: {"margin": 0.25, "ci95": [0.2, 0.3]} for o in baselines.OPPONENTS},
+           "curve": [{"minutes": 20.0, "env_steps": 5, "margin": 0.25, "ci95": [0.2, 0.3]}],
+           "trained": {"date": "2026-12-06 22:12 UTC", "load_average": [1.0, 1.0, 1.0]}}
+    (docs / "baselines.json").write_text(json.dumps(
+        {"minutes": 20.0, "hands": 1000, "eval_seed": 2026, "curve_hands": 1000,
+         "runs": [run]}))
+    argv = ["--minutes", "20", "--seeds", "1", "--work", str(tmp_path / "work"), "--out",
+            str(docs), "--algorithms", "dmc"]
+    assert baselines.main(argv) == 0
+    assert "dmc seed 1: kept from the table (trained 2026-12-06 22:12 UTC" in \
+        capsys.readouterr().out
+    assert not (tmp_path / "work").exists()  # nothing trained
+    assert json.loads((docs / "baselines.json").read_text())["runs"] == [run]
+    assert "| dmc | scopa (this kit), kind: dmc | 1 | 5 |" in (docs / "README.md").read_text()
+
+
 def test_the_table_goes_between_the_marks_of_an_existing_readme(tmp_path: Path) -> None:
     doc = {"minutes": 3, "smoke": False, "date": "2026-12-06 20:00 UTC",
            "machine": {"cores": 2, "cpu": "x", "python": "3.11", "torch": "2"},
@@ -116,7 +155,8 @@ def test_a_missing_library_is_one_line(tmp_path: Path, capsys, monkeypatch) -> N
     argv = ["--smoke", "--work", str(tmp_path), "--algorithms", "ppo", "sb3_maskable_ppo"]
     assert baselines.main(argv) == 2
     assert _one_line(capsys) == ("sb3_maskable_ppo: needs sb3_contrib (sb3-contrib "
-                                 "MaskablePPO), which is not installed: pip install -e .[sb3]")
+                                 "MaskablePPO, one env per game), which is not installed: "
+                                 "pip install -e .[sb3]")
     assert not list(tmp_path.iterdir())  # refused before anything trains
 
 
