@@ -115,19 +115,24 @@ def layer(n_in: int, n_out: int, std: float = float(np.sqrt(2))) -> nn.Linear:
     return out
 
 
-def frozen_copy(agent: Agent, seed: int) -> Any:
-    """A callable opponent: a copy of ``agent`` sampling from its policy."""
-    copy = Agent(agent.encoder[0].out_features, agent.move_part.out_features)
-    copy.load_state_dict(agent.state_dict())
-    gen = torch.Generator().manual_seed(seed)
+class FrozenCopy:
+    """A callable opponent: a copy of the learner that samples from its policy, refreshed
+    in place (``refresh``) so that the env keeps the same callable."""
+
+    __name__ = "frozen learner"
+
+    def __init__(self, agent: Agent, seed: int) -> None:
+        self.net = Agent(agent.encoder[0].out_features, agent.move_part.out_features)
+        self.gen = torch.Generator().manual_seed(seed)
+        self.refresh(agent)
+
+    def refresh(self, agent: Agent) -> None:
+        self.net.load_state_dict(agent.state_dict())
 
     @torch.no_grad()
-    def play(obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
-        logits, _ = copy(torch.from_numpy(obs), torch.from_numpy(mask).bool())
-        return torch.multinomial(torch.softmax(logits, -1), 1, generator=gen)[:, 0].numpy()
-
-    play.__name__ = "frozen learner"
-    return play
+    def __call__(self, obs: np.ndarray, mask: np.ndarray) -> np.ndarray:
+        logits, _ = self.net(torch.from_numpy(obs), torch.from_numpy(mask).bool())
+        return torch.multinomial(torch.softmax(logits, -1), 1, generator=self.gen)[:, 0].numpy()
 
 
 def parse_pool(text: str) -> dict[str, float]:
@@ -166,10 +171,10 @@ def train(args: Args) -> Agent:
     pool = parse_pool(args.pool)
     edges = np.round(np.cumsum([0, *pool.values()]) * args.num_envs).astype(int)
     blocks = {name: np.arange(edges[i], edges[i + 1]) for i, name in enumerate(pool)}
+    selfplay, past = FrozenCopy(agent, args.seed), FrozenCopy(agent, args.seed + 1)
     for name, games in blocks.items():
-        if name not in ("self", "past") and len(games):
-            env.set_opponent(name, games)
-    past = frozen_copy(agent, args.seed + 1)
+        if len(games):
+            env.set_opponent({"self": selfplay, "past": past}.get(name, name), games)
     writer = None
     try:
         from torch.utils.tensorboard import SummaryWriter
@@ -208,12 +213,9 @@ def train(args: Args) -> Agent:
         optimizer.param_groups[0]["lr"] = lr
         ent_coef = args.ent_coef + done_frac * (args.ent_coef_final - args.ent_coef)
         # self-play: the "self" games play the learner as it is now, "past" an older copy
-        if len(blocks.get("self", ())):
-            env.set_opponent(frozen_copy(agent, args.seed + update), blocks["self"])
-        if update % args.past_every == 1 and len(blocks.get("past", ())):
-            past = frozen_copy(agent, args.seed + update)
-        if len(blocks.get("past", ())):
-            env.set_opponent(past, blocks["past"])
+        selfplay.refresh(agent)
+        if update % args.past_every == 0:
+            past.refresh(agent)
 
         # -- rollout ----------------------------------------------------------------------
         hand_points: list[float] = []
@@ -323,17 +325,9 @@ class CleanRLAgent:
 
     @torch.no_grad()
     def act_batch(self, infos: list[Any]) -> list[int]:
-        from scopa_env.observation import encode_info
-
-        width = max(len(i.legal_actions) for i in infos)
-        ids = np.zeros((len(infos), width), np.int64)
-        valid = np.zeros((len(infos), width), bool)
-        for row, i in enumerate(infos):
-            ids[row, :len(i.legal_actions)] = sorted(i.legal_actions)
-            valid[row, :len(i.legal_actions)] = True
-        obs, mask = self.moves.encode(np.stack([encode_info(i) for i in infos]), ids, valid)
+        obs, mask, ids = self.moves.encode_infos(infos)  # as the env showed them
         logits, _ = self.net(torch.from_numpy(obs), torch.from_numpy(mask).bool())
-        return [int(ids[row, k]) for row, k in enumerate(logits.argmax(-1).tolist())]
+        return self.moves.chosen_ids(logits.argmax(-1).numpy(), ids)
 
     def act(self, info: Any) -> int:
         return self.act_batch([info])[0]

@@ -1,5 +1,5 @@
-"""Shared test helpers: build hand-made positions from card codes; run code in a fresh
-interpreter."""
+"""Shared test helpers: build hand-made positions from card codes; the information sets of
+random play; run code in a fresh interpreter."""
 
 from __future__ import annotations
 
@@ -13,9 +13,12 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+import numpy as np
+
 from scopa_env.cards import card_id, mask_of
 from scopa_env.game import GameState
 from scopa_env.moves import legal_actions
+from scopa_env.observation import InfoSet
 from scopa_env.rules import make_rules
 
 
@@ -85,3 +88,19 @@ def serving(srv: Any) -> Iterator[Any]:
         srv.shutdown()
         srv.server_close()
         thread.join(timeout=10)
+
+
+def random_play_infos(matches: int, rules: str = "scopa", seed: int = 0) -> list[InfoSet]:
+    """The information set of every decision of ``matches`` matches of random moves
+    (match seeds 0 .. matches - 1)."""
+    from scopa_env.game import apply, new_match
+    from scopa_env.observation import info_set
+
+    rng = np.random.default_rng(seed)
+    infos = []
+    for match in range(matches):
+        s = new_match(rules, seed=match)
+        while not s.done:
+            infos.append(info_set(s, s.to_move))
+            apply(s, int(rng.choice(s.legal_actions())))
+    return infos

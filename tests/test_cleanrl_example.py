@@ -7,14 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
 import torch
 
 from agents import make_agent
 from agents.evaluation.evaluate import evaluate
-from scopa_env.game import apply, new_match
-from scopa_env.observation import info_set
-from tests.helpers import import_example
+from tests.helpers import import_example, random_play_infos
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "cleanrl_ppo.py"
 
@@ -33,13 +30,7 @@ def test_the_cleanrl_script_trains_saves_and_plays(tmp_path: Path) -> None:
     assert saved["args"]["max_moves"] == 16 and saved["args"]["num_envs"] == 32
     assert not list(tmp_path.glob("*.tmp"))
     player = make_agent(f"py:{EXAMPLE}:agent,path={out}")
-    rng = np.random.default_rng(0)
-    infos = []
-    for seed in range(4):
-        s = new_match("scopa", seed=seed)
-        while not s.done:
-            infos.append(info_set(s, s.to_move))
-            apply(s, int(rng.choice(s.legal_actions())))
+    infos = random_play_infos(4)
     chosen = player.act_batch(infos)
     assert all(c in i.legal_actions for c, i in zip(chosen, infos, strict=True))
     assert chosen[:50] == [player.act(i) for i in infos[:50]]

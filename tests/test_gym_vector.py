@@ -189,3 +189,31 @@ def test_the_readme_example_runs():
     scope: dict = {}
     exec(compile(code, "README.md", "exec"), scope)  # noqa: S102 - our own README
     assert scope["obs"].shape == (216,) and scope["envs"].num_envs == 1024
+
+
+def test_the_single_env_passes_gymnasiums_checker_with_each_interface():
+    from gymnasium.utils.env_checker import check_env
+
+    for kw in ({"moves": "legal"}, {"moves": "legal", "max_moves": 4, "mask_in_obs": True},
+               {"mask_in_obs": True}):
+        env = gymnasium.make(scopa_env.GYM_ENV_ID, opponent="greedy", **kw).unwrapped
+        check_env(env, skip_render_check=True)
+        obs, info = env.reset(seed=1)
+        assert env.observation_space.contains(obs)
+
+
+def test_mask_in_obs_puts_the_same_mask_in_the_observation():
+    envs = ScopaVectorEnv(6, opponent="expert", moves="legal", mask_in_obs=True,
+                          autoreset_mode="SameStep", episode="hand")
+    plain = ScopaVectorEnv(6, opponent="expert", moves="legal", autoreset_mode="SameStep",
+                           episode="hand")
+    (obs, info), (obs2, _) = envs.reset(seed=4), plain.reset(seed=4)
+    for _ in range(40):
+        assert envs.observation_space.contains(obs)
+        np.testing.assert_array_equal(obs["observation"], obs2)
+        np.testing.assert_array_equal(obs["action_mask"], info["action_mask"])
+        a = pick(obs2, info["action_mask"])
+        obs, _, term, _, info = envs.step(a)
+        obs2, *_ = plain.step(a)
+        if term.any():
+            assert set(info["final_obs"]) == {"observation", "action_mask"}

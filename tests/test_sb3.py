@@ -15,8 +15,8 @@ import pytest
 import agents
 from agents.bridges.sb3_agent import SB3Agent, model_moves
 from agents.evaluation.evaluate import evaluate
-from scopa_env.game import apply, new_match
-from scopa_env.observation import encode_info, info_set
+from scopa_env.observation import encode_info
+from tests.helpers import random_play_infos
 
 ROOT = Path(__file__).resolve().parent.parent
 HAVE_SB3 = importlib.util.find_spec("sb3_contrib") is not None
@@ -93,13 +93,7 @@ def test_the_sb3_agent_plays_the_models_masked_argmax(which: str, request) -> No
     legal-move model (slots mapped back to ids) and a catalogue one (only the legal ids'
     logits computed)."""
     agent = agents.make_agent(f"sb3:{request.getfixturevalue(which)}")
-    rng = np.random.default_rng(0)
-    infos = []
-    for seed in range(6):
-        s = new_match("scopa", seed=seed)
-        while not s.done:
-            infos.append(info_set(s, s.to_move))
-            apply(s, int(rng.choice(s.legal_actions())))
+    infos = random_play_infos(6)
     width = max(len(i.legal_actions) for i in infos)
     ids = np.zeros((len(infos), width), np.int64)
     valid = np.zeros((len(infos), width), bool)

@@ -8,7 +8,7 @@ envs = gymnasium.make_vec("scopa/Scopa-v0", num_envs=1024, opponent="greedy",
                           reward="points", episode="hand")
 obs, info = envs.reset(seed=0)                      # obs (1024, 216)
 while True:
-    actions = envs.action_space.sample(info["action_mask"].astype(np.int8))  # or a policy
+    actions = envs.action_space.sample(tuple(info["action_mask"]))  # or your policy
     obs, rewards, terminated, truncated, info = envs.step(actions)
 ```
 

@@ -11,11 +11,10 @@ budget and the final network, played by ``py:examples/cleanrl_ppo.py:agent,path=
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 from pathlib import Path
 
-from protocol import CURVE_POINTS, parse_args, too_small, write_result
+from protocol import CURVE_POINTS, load_example, parse_args, too_small, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -27,11 +26,7 @@ SMOKE = {"num_envs": 16, "num_steps": 4, "hidden": 16, "move_hidden": 8,
 
 def main() -> int:
     args = parse_args(__doc__.splitlines()[0])
-    spec = importlib.util.spec_from_file_location("cleanrl_ppo_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    example = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = example  # its dataclass looks its module up
-    spec.loader.exec_module(example)
+    example = load_example("cleanrl_ppo")
     run = example.Args(seed=args.seed, minutes=args.minutes, snapshots=CURVE_POINTS,
                        out=str(args.out / "snapshots" / "agent.pt"),
                        **(SMOKE if args.smoke else {}))

@@ -14,13 +14,12 @@ moves of both seats.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import sys
 from pathlib import Path
 from typing import Any
 
-from protocol import Clock, need, parse_args, too_small, write_result
+from protocol import Clock, load_example, need, parse_args, too_small, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -40,10 +39,7 @@ def main() -> int:
     args = parse_args(__doc__.splitlines()[0])
     need("pyspiel", "openspiel", NAME)
     need("tree", "openspiel", NAME)  # dm-tree: open_spiel.python.pytorch imports it
-    spec = importlib.util.spec_from_file_location("openspiel_dqn_example", EXAMPLE)
-    assert spec is not None and spec.loader is not None
-    example = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(example)  # registers python_scopa
+    example = load_example("openspiel_dqn")  # registers python_scopa
     from open_spiel.python import rl_environment
     from open_spiel.python.pytorch import dqn
 

@@ -23,6 +23,7 @@ import os
 import sys
 import time
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 CURVE_POINTS = 10  # snapshots over the budget (the last one is the final agent)
@@ -44,6 +45,18 @@ def parse_args(description: str, argv: list[str] | None = None) -> argparse.Name
     args.out = Path(args.out).resolve()
     (args.out / "snapshots").mkdir(parents=True, exist_ok=True)
     return args
+
+
+def load_example(name: str) -> ModuleType:
+    """examples/NAME.py imported as the module ``NAME_example`` (registered in
+    ``sys.modules``: dataclasses and Ray's pickling by value look it up there)."""
+    path = Path(__file__).resolve().parents[2] / "examples" / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"{name}_example", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
 
 
 def need(module: str, extra: str, name: str) -> None:
@@ -105,5 +118,5 @@ def write_result(out: Path, *, algorithm: str, library: str, spec: str, env_step
     return path
 
 
-__all__ = ["CURVE_POINTS", "MISSING", "RESULT", "TOO_SMALL", "Clock", "need", "parse_args",
-           "too_small", "write_result"]
+__all__ = ["CURVE_POINTS", "MISSING", "RESULT", "TOO_SMALL", "Clock", "load_example", "need",
+           "parse_args", "too_small", "write_result"]

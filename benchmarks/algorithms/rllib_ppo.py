@@ -13,12 +13,11 @@ starting Ray nor building the algorithm. Env steps are RLlib's
 
 from __future__ import annotations
 
-import importlib.util
 import sys
 import time
 from pathlib import Path
 
-from protocol import Clock, need, parse_args, too_small, write_result
+from protocol import Clock, load_example, need, parse_args, too_small, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -28,25 +27,13 @@ SETTINGS = {"env_runners": 1, "batch": 2048, "minibatch": 256, "epochs": 4}
 SMOKE = {"batch": 128, "minibatch": 64, "epochs": 1, "hidden": 32}
 
 
-def _example():  # noqa: ANN202 - the module examples/rllib_ppo.py
-    """examples/rllib_ppo.py, imported as the module ``rllib_ppo`` (its Ray workers then
-    get it by value: it registers itself so)."""
-    spec = importlib.util.spec_from_file_location("rllib_ppo_example",
-                                                  ROOT / "examples" / "rllib_ppo.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
 def main() -> int:
     args = parse_args(__doc__.splitlines()[0])
     from agents.evaluation.ray_eval import explicit_auth_mode
 
     explicit_auth_mode(None)  # before Ray is imported: no notice about it
     need("ray.rllib", "rllib", NAME)
-    example = _example()
+    example = load_example("rllib_ppo")
     import ray
 
     settings = {**SETTINGS, **(SMOKE if args.smoke else {})}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from protocol import Clock, need, too_small, write_result
+from protocol import need, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -39,24 +39,9 @@ def run(args: object, moves: str) -> int:
     env = example.make_env(n_envs, None, moves, args.seed)
     model = MaskablePPO("MlpPolicy", env, seed=args.seed, device="cpu", verbose=0,
                         **settings)
-    snapshots: list[dict] = []
-
-    def snapshot(clock: Clock, name: str) -> str:
-        path = args.out / "snapshots" / f"{name % len(snapshots)}.zip" if name != "final" \
-            else args.out / "model.zip"
-        model.save(str(path))
-        snapshots.append({"minutes": clock.seconds() / 60, "env_steps": env.env.env_steps,
-                          "spec": f"sb3:{path}"})
-        return f"sb3:{path}"
-
-    clock, first = learn_for_budget(model, args.minutes, snapshot)
-    seconds = min(clock.seconds(), clock.budget)  # learn() ends within a step
-    updates = model._n_updates // settings["n_epochs"]
-    if not updates:
-        too_small(name, args.minutes, first)
+    seconds, updates, snapshots, spec = learn_for_budget(
+        model, args, name, lambda: env.env.env_steps, settings["n_epochs"])
     steps = env.env.env_steps
-    spec = snapshot(clock, "final")
-    snapshots[-1]["minutes"] = seconds / 60
     env.close()
     write_result(args.out, algorithm=name, library=f"sb3-contrib MaskablePPO, batched env, "
                  f"moves={moves}", spec=spec, env_steps=steps, train_seconds=seconds,

@@ -17,7 +17,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from protocol import Clock, need, parse_args, too_small, write_result
+from protocol import need, parse_args, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -51,23 +51,8 @@ def main() -> int:
     env = DummyVecEnv([make(o) for o in OPPONENTS])
     model = MaskablePPO("MlpPolicy", env, seed=args.seed, device="cpu", verbose=0,
                         **settings)
-    snapshots: list[dict] = []
-
-    def snapshot(clock: Clock, name: str) -> str:
-        path = args.out / "snapshots" / f"{name % len(snapshots)}.zip" if name != "final" \
-            else args.out / "model.zip"
-        model.save(str(path))
-        snapshots.append({"minutes": clock.seconds() / 60, "env_steps": 2 * model.num_timesteps,
-                          "spec": f"sb3:{path}"})
-        return f"sb3:{path}"
-
-    clock, first = learn_for_budget(model, args.minutes, snapshot)
-    seconds = min(clock.seconds(), clock.budget)  # learn() ends within a step
-    updates = model._n_updates // settings["n_epochs"]
-    if not updates:
-        too_small(NAME, args.minutes, first)
-    spec = snapshot(clock, "final")
-    snapshots[-1]["minutes"] = seconds / 60
+    seconds, updates, snapshots, spec = learn_for_budget(
+        model, args, NAME, lambda: 2 * model.num_timesteps, settings["n_epochs"])
     env.close()
     write_result(args.out, algorithm=NAME, library="sb3-contrib MaskablePPO", spec=spec,
                  env_steps=2 * model.num_timesteps, train_seconds=seconds, updates=updates,
