@@ -217,3 +217,19 @@ def test_mask_in_obs_puts_the_same_mask_in_the_observation():
         obs2, *_ = plain.step(a)
         if term.any():
             assert set(info["final_obs"]) == {"observation", "action_mask"}
+
+
+def test_four_players_set_opponent_per_seat_and_keep_the_partner():
+    envs = ScopaVectorEnv(4, players=4, opponent="greedy", partner="expert")
+    envs.set_opponent(["random", "expert"], games=[0, 1])
+    who = {s: [envs._players[s][k].spec for k in envs._who[s]] for s in (1, 2, 3)}
+    assert who == {1: ["random", "random", "greedy", "greedy"],
+                   2: ["expert"] * 4,
+                   3: ["expert", "expert", "greedy", "greedy"]}
+    with pytest.raises(ValueError, match=r"opponent: 3 players given for 2 opponent seat"):
+        envs.set_opponent(["random"] * 3)
+    with pytest.raises(ValueError, match="games: indices must be 0 to 3"):
+        envs.set_opponent("random", games=[7])
+    obs, info = envs.reset(seed=0)
+    for _ in range(30):
+        obs, *_, info = envs.step(pick(obs, info["action_mask"]))

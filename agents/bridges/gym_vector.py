@@ -223,18 +223,21 @@ class ScopaVectorEnv(VectorEnv):
         p = self.rules.players
         return [(self.seat + k) % p for k in range(1, p, 2)]
 
+    def _opponent_choosers(self, opponent: Any) -> list[_Chooser]:
+        """The chooser of each opponent seat: one player for all, or one per seat."""
+        opp = self._opponent_seats()
+        if not isinstance(opponent, (list, tuple)):
+            return [make_chooser("opponent", opponent)] * len(opp)
+        if len(opponent) != len(opp):
+            raise ValueError(f"opponent: {len(opponent)} players given for {len(opp)} "
+                             f"opponent seat(s) {opp}; give one for all, or one per seat")
+        return [make_chooser(f"opponent (seat {s})", o)
+                for s, o in zip(opp, opponent, strict=True)]
+
     def _assign(self, opponent: Any, partner: Any, games: np.ndarray) -> None:
         """Players for the other seats of ``games``: ``opponent`` (one for both opponent
         seats, or one per seat), ``partner`` (4 players; default: the opponent's)."""
-        opp = self._opponent_seats()
-        if isinstance(opponent, (list, tuple)):
-            if len(opponent) != len(opp):
-                raise ValueError(f"opponent: {len(opponent)} players given for {len(opp)} "
-                                 f"opponent seat(s) {opp}; give one for all, or one per seat")
-            per_seat = [make_chooser(f"opponent (seat {s})", o)
-                        for s, o in zip(opp, opponent, strict=True)]
-        else:
-            per_seat = [make_chooser("opponent", opponent)] * len(opp)
+        per_seat = self._opponent_choosers(opponent)
         if self.rules.players == 2 and partner is not None:
             raise ValueError("partner: a 2-player game has no partner seat (players=4 has)")
         if self.rules.players == 4 and partner is None and isinstance(opponent, (list, tuple)):
@@ -243,7 +246,7 @@ class ScopaVectorEnv(VectorEnv):
         mate = [] if self.rules.players == 2 else [
             per_seat[0] if partner is None
             else make_chooser(f"partner (seat {(self.seat + 2) % 4})", partner)]
-        for s, c in zip(opp, per_seat, strict=True):
+        for s, c in zip(self._opponent_seats(), per_seat, strict=True):
             self._put(s, c, games)
         for c in mate:
             self._put((self.seat + 2) % 4, c, games)
@@ -265,14 +268,8 @@ class ScopaVectorEnv(VectorEnv):
         both opponent seats of 4 players, or one per seat): a pool is some games against
         one player, some against another. The partner stays."""
         g = np.arange(self.num_envs) if games is None else self.games._check_games(games)
-        opp = self._opponent_seats()
-        many = isinstance(opponent, (list, tuple))
-        if many and len(opponent) != len(opp):
-            raise ValueError(f"opponent: {len(opponent)} players given for {len(opp)} "
-                             f"opponent seat(s) {opp}; give one for all, or one per seat")
-        per_seat = ([make_chooser(f"opponent (seat {s})", o) for s, o in zip(opp, opponent, strict=True)]
-                    if many else [make_chooser("opponent", opponent)] * len(opp))
-        for s, c in zip(opp, per_seat, strict=True):
+        for s, c in zip(self._opponent_seats(), self._opponent_choosers(opponent),
+                        strict=True):
             self._put(s, c, g)
 
     def set_partner(self, partner: Player, games: Any = None) -> None:
