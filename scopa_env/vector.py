@@ -18,7 +18,11 @@ generation and observation are numpy array operations over all games (no Python
 loop over games); lookup tables come from ``scopa_env.vector_tables``.
 
 Finished episodes reset at once (gymnasium's vector autoreset): after a step whose
-``terminated[i]`` is true, game ``i`` is already the next episode's first position.
+``terminated[i]`` is true, game ``i`` is already the next episode's first position
+(``step(..., final_seat=s)`` keeps each ended episode's last observation from seat ``s``).
+``step(ids, games=g)`` moves only the games ``g``, the others wait: the single-agent
+Gymnasium vector env (``agents.bridges.gym_vector``) plays the learner's seat, then the
+other seats, in the games where each is to move.
 With ``episode="hand"`` every episode is the first hand of a fresh match, as in the
 AEC environment.
 
