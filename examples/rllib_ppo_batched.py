@@ -72,7 +72,8 @@ def build_config(seed: int = 0, moves: str = "legal", max_moves: int = 16,
         .rl_module(rl_module_spec=RLModuleSpec(
             module_class=MaskedPPOModule,
             model_config={"fcnet_hiddens": [hidden, hidden], "vf_share_layers": True}))
-        .training(train_batch_size_per_learner=num_envs * rollout, minibatch_size=minibatch,
+        .training(train_batch_size_per_learner=num_envs * rollout,
+                  minibatch_size=min(minibatch, num_envs * rollout),
                   num_epochs=epochs, lr=lr, gamma=1.0, lambda_=0.95, entropy_coeff=0.0)
         .debugging(seed=seed, log_sys_usage=False)
     )

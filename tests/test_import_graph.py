@@ -27,7 +27,8 @@ def _name_clashes() -> dict[str, list[str]]:
 # Gymnasium's convention: the engine registers its id `scopa/Scopa-v0` with the entry point
 # string of the class, which lives a layer up; Gymnasium imports it on `make`, never before
 # (tests/test_package.py checks that `import scopa_env` leaves `agents` unimported).
-REGISTERED_BY_NAME = {("scopa_env", "agents.bridges.gym_env", "string")}
+REGISTERED_BY_NAME = {("scopa_env", "agents.bridges.gym_env", "string"),
+                      ("scopa_env", "agents.bridges.gym_vector", "string")}
 
 
 def test_no_module_reaches_a_higher_layer() -> None:

@@ -22,12 +22,17 @@ def test_scopa_version(tmp_path: Path) -> None:
 
 
 def test_only_the_kit_is_importable_outside_the_checkout(tmp_path: Path) -> None:
-    """From another folder the kit's packages import, but train.py, tests and examples do
-    not (they are not part of the package)."""
-    code = ("import importlib.util as u\n"
+    """From another folder the kit's packages import, but train.py, tests, examples and
+    benchmarks of the checkout do not (they are not part of the package; a module of the
+    same name that another package installs, such as TorchRL's ``benchmarks``, is not
+    ours)."""
+    code = ("import importlib.util as u, pathlib\n"
+            f"root = pathlib.Path({str(ROOT)!r})\n"
             "names = ['scopa_env', 'agents', 'scopa_policy', 'scopa_train', 'scopa_web',\n"
             "         'scopa_cli', 'train', 'tests', 'examples', 'benchmarks']\n"
-            "print([n for n in names if u.find_spec(n) is not None])\n")
+            "found = [(n, u.find_spec(n)) for n in names]\n"
+            "print([n for n, s in found if s is not None and s.origin is not None\n"
+            "       and pathlib.Path(s.origin).resolve().is_relative_to(root)])\n")
     out = fresh_python(code, cwd=tmp_path)
     assert out == str(['scopa_env', 'agents', 'scopa_policy', 'scopa_train',
                                       'scopa_web', 'scopa_cli'])
