@@ -25,7 +25,12 @@ from typing import Any
 
 import numpy as np
 from gymnasium.vector import AutoresetMode
-from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
+
+try:
+    from stable_baselines3.common.vec_env.base_vec_env import VecEnv, VecEnvIndices
+except ImportError:
+    raise ImportError("agents.bridges.sb3_vec needs Stable-Baselines3, which is not "
+                      "installed: pip install -e .[sb3]") from None
 
 from .gym_vector import ScopaVectorEnv
 
