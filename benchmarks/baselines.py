@@ -22,8 +22,8 @@ scratch on Scopa for the same wall-clock budget, side by side.
 
 A run the table at ``--out`` already holds (its ``baselines.json``, same budget and
 evaluation) whose run folder is not here is kept as measured, with its date, instead of
-trained again (``--retrain`` trains it again): adding an algorithm on another machine
-trains only that one.
+trained again (``--retrain NAME ...`` trains those algorithms' runs again, ``--retrain``
+alone all of them): adding an algorithm on another machine trains only that one.
 
 ``--smoke``: each script's tiny model, a budget of seconds and a few hands: the test
 suite's run (its own ``--work`` and ``--out``). An unknown algorithm, a missing library,
@@ -357,9 +357,10 @@ def parse(argv: list[str] | None) -> argparse.Namespace:
                         "WORK/smoke-docs)")
     p.add_argument("--smoke", action="store_true",
                    help="tiny models, seconds of training, a few hands (tests)")
-    p.add_argument("--retrain", action="store_true",
+    p.add_argument("--retrain", nargs="*", default=None, metavar="NAME",
                    help="train again the runs the table at --out holds whose run folders "
-                        "are not here (default: keep them as measured)")
+                        "are not here: of the algorithms named, or (no name) of all "
+                        "(default: keep them as measured)")
     args = p.parse_args(argv)
     smoke = args.smoke
     args.minutes = args.minutes if args.minutes is not None else (0.1 if smoke else 20.0)
@@ -381,13 +382,14 @@ def kept_runs(args: argparse.Namespace) -> dict[tuple[str, int], dict[str, Any]]
     machine, a fresh clone) is kept as it was measured, not trained again
     (``--retrain``: train them again)."""
     path = args.out / "baselines.json"
-    if args.retrain or args.smoke or not path.is_file():
+    if args.retrain == [] or args.smoke or not path.is_file():
         return {}
     doc = json.loads(path.read_text(encoding="utf-8"))
     if (doc.get("minutes"), doc.get("hands"), doc.get("eval_seed"), doc.get("curve_hands")) \
             != (args.minutes, args.hands, args.eval_seed, args.curve_hands):
         return {}
-    return {(r["algorithm"], r["seed"]): r for r in doc["runs"]}
+    again = set(args.retrain or ())
+    return {(r["algorithm"], r["seed"]): r for r in doc["runs"] if r["algorithm"] not in again}
 
 
 def chosen(names: list[str] | None) -> list[Algorithm]:

@@ -108,6 +108,19 @@ def test_runs_the_table_holds_are_kept_where_their_folders_are_gone(tmp_path: Pa
     assert "| dmc | scopa (this kit), kind: dmc | 1 | 5 |" in (docs / "README.md").read_text()
 
 
+def test_retrain_names_the_kept_runs_to_train_again(tmp_path: Path) -> None:
+    (tmp_path / "baselines.json").write_text(json.dumps(
+        {"minutes": 20.0, "hands": 1000, "eval_seed": 2026, "curve_hands": 1000,
+         "runs": [{"algorithm": a, "seed": 1} for a in ("ppo", "dmc", "cleanrl_ppo")]}))
+    base = ["--minutes", "20", "--out", str(tmp_path)]
+    kept = {argv: sorted(a for a, _ in baselines.kept_runs(baselines.parse(base + argv)))
+            for argv in ((), ("--retrain", "cleanrl_ppo"), ("--retrain",))}
+    assert kept == {(): ["cleanrl_ppo", "dmc", "ppo"], ("--retrain", "cleanrl_ppo"):
+                    ["dmc", "ppo"], ("--retrain",): []}
+    # another budget or evaluation is another table: nothing of it is kept
+    assert baselines.kept_runs(baselines.parse(base + ["--hands", "500"])) == {}
+
+
 def test_the_table_goes_between_the_marks_of_an_existing_readme(tmp_path: Path) -> None:
     doc = {"minutes": 3, "smoke": False, "date": "2026-12-06 20:00 UTC",
            "machine": {"cores": 2, "cpu": "x", "python": "3.11", "torch": "2"},
