@@ -113,7 +113,7 @@ def test_retrain_names_the_kept_runs_to_train_again(tmp_path: Path) -> None:
         {"minutes": 20.0, "hands": 1000, "eval_seed": 2026, "curve_hands": 1000,
          "runs": [{"algorithm": a, "seed": 1} for a in ("ppo", "dmc", "cleanrl_ppo")]}))
     base = ["--minutes", "20", "--out", str(tmp_path)]
-    kept = {argv: sorted(a for a, _ in baselines.kept_runs(baselines.parse(base + argv)))
+    kept = {argv: sorted(a for a, _ in baselines.kept_runs(baselines.parse([*base, *argv])))
             for argv in ((), ("--retrain", "cleanrl_ppo"), ("--retrain",))}
     assert kept == {(): ["cleanrl_ppo", "dmc", "ppo"], ("--retrain", "cleanrl_ppo"):
                     ["dmc", "ppo"], ("--retrain",): []}
