@@ -363,7 +363,7 @@ class ScopaVectorEnv(VectorEnv):
         rewards = np.zeros(n, np.float32)
         ended = np.zeros(n, bool)
         info: dict[str, Any] = {}
-        final: dict[str, Any] = {}
+        final = np.zeros((n, self.moves.obs_dim), np.float32)  # ended episodes' last obs
         play = np.flatnonzero(~self._pending)  # NEXT_STEP: pending games only reset
         v = self.games
         ids, ok = self.moves.to_ids(a[play], v.legal_ids[play], v.legal_valid[play])
@@ -381,8 +381,7 @@ class ScopaVectorEnv(VectorEnv):
             illegal = np.zeros(n, bool)
             illegal[bad] = True
             info["illegal_action"] = illegal
-            final_obs = self._encoded(bad)[0]
-            final["obs"] = (bad, final_obs)
+            final[bad] = self._encoded(bad)[0]  # the position the action was played in
             v.new_matches(bad)
         good = play[ok]
         self._pending[:] = False
@@ -393,15 +392,10 @@ class ScopaVectorEnv(VectorEnv):
         self._count_left_out()
         if self.autoreset_mode == AutoresetMode.NEXT_STEP:
             self._pending = ended.copy()
-            if ended.any():  # the ended episodes' last observations, all moves masked
-                at = np.flatnonzero(ended)
-                obs[at] = self._final_rows(final, at)
-                mask[at] = 0
+            obs[ended] = final[ended]  # the ended episodes' last observations, no move
+            mask[ended] = 0
         elif ended.any():
-            at = np.flatnonzero(ended)
-            fin = np.zeros_like(obs)
-            fin[at] = self._final_rows(final, at)
-            info["final_obs"] = self._out(fin, np.zeros_like(mask))
+            info["final_obs"] = self._out(final, np.zeros_like(mask))
             info["_final_obs"] = ended.copy()
             info["final_info"] = {k: x for k, x in info.items()
                                   if k not in ("final_obs", "_final_obs")}
@@ -410,26 +404,15 @@ class ScopaVectorEnv(VectorEnv):
         info["action_mask"] = mask
         return self._out(obs, mask), rewards, ended, np.zeros(n, bool), info
 
-    def _final_rows(self, final: dict[str, Any], at: np.ndarray) -> np.ndarray:
-        """The last observations of the episodes that ended in games ``at``."""
-        rows = np.zeros((self.num_envs, self.moves.obs_dim), np.float32)
-        if "raw" in final:  # ended by a move: the engine's 216 columns, no legal move
-            games, raw = final["raw"]
-            empty = np.zeros((len(games), 1), np.int64)
-            rows[games] = self.moves.encode(raw, empty, np.zeros(empty.shape, bool))[0]
-        if "obs" in final:  # ended by an illegal action: the position it was played in
-            games, obs = final["obs"]
-            rows[games] = obs
-        return rows[at]
-
     def _move(self, games: np.ndarray, ids: np.ndarray, rewards: np.ndarray,
-              ended: np.ndarray, info: dict[str, Any], final: dict[str, Any]) -> None:
+              ended: np.ndarray, info: dict[str, Any], final: np.ndarray | None) -> None:
         """Play ``ids`` in ``games`` (their seats to move); the learner's team's rewards
         of episodes still running this step, their ends, and the ended ones' last
         observations."""
         if not len(games):
             return
-        out = self.games.step(ids, games=games, final_seat=self.seat)
+        out = self.games.step(ids, games=games,
+                              final_seat=None if final is None else self.seat)
         self.env_steps += len(games)
         live = ~ended[games]
         g = games[live]
@@ -448,18 +431,16 @@ class ScopaVectorEnv(VectorEnv):
         done = g[out.terminated[g]]
         if len(done):
             ended[done] = True
-            games_raw = final.get("raw")
-            if games_raw is None:
-                final["raw"] = (done, out.final_obs[done])
-            else:
-                final["raw"] = (np.concatenate([games_raw[0], done]),
-                                np.concatenate([games_raw[1], out.final_obs[done]]))
+            if final is not None:  # the scored end: the engine's 216 columns, no legal move
+                empty = np.zeros((len(done), 1), np.int64)
+                final[done] = self.moves.encode(out.final_obs[done], empty,
+                                                np.zeros(empty.shape, bool))[0]
 
     def _play_others(self, rewards: np.ndarray, ended: np.ndarray, info: dict[str, Any],
-                     final: dict[str, Any] | None) -> None:
-        """The other seats play until every game is at the learner's turn."""
+                     final: np.ndarray | None) -> None:
+        """The other seats play until every game is at the learner's turn (``final``:
+        where the ended episodes' last observations go; None at a reset)."""
         v = self.games
-        final = {} if final is None else final
         while True:
             waiting = np.flatnonzero(v.to_move != self.seat)
             if not len(waiting):
