@@ -233,3 +233,39 @@ def test_four_players_set_opponent_per_seat_and_keep_the_partner():
     obs, info = envs.reset(seed=0)
     for _ in range(30):
         obs, *_, info = envs.step(pick(obs, info["action_mask"]))
+
+
+@pytest.mark.parametrize("kwargs, error, message", [
+    ({"autoreset_mode": "Disabled"}, ValueError, "autoreset_mode must be AutoresetMode"),
+    ({"seat": 2}, ValueError, "seat must be an integer from 0 to 1, got 2"),
+    ({"partner": "greedy"}, ValueError, "partner: a 2-player game has no partner seat"),
+    ({"players": 4, "opponent": ["greedy", "expert"]}, ValueError,
+     "partner: with one opponent per seat, give the partner too"),
+    ({"moves": "legal", "max_moves": 0}, ValueError, "max_moves must be an integer from 1"),
+    ({"max_moves": 8}, ValueError, "max_moves is an option of moves='legal'"),
+    ({"opponent": 3}, TypeError, "opponent must be an agent spec string, an agent object or"),
+])
+def test_each_bad_option_is_one_clear_line(kwargs, error, message):
+    with pytest.raises(error, match=message):
+        ScopaVectorEnv(2, **kwargs)
+
+
+def test_bad_calls_are_one_clear_line():
+    envs = ScopaVectorEnv(2, opponent="greedy")
+    with pytest.raises(ValueError, match="set_partner: a 2-player game has no partner seat"):
+        envs.set_partner("greedy")
+    with pytest.raises(ValueError, match="seed: give one int for the batch"):
+        envs.reset(seed=[1, 2])
+    with pytest.raises(ValueError, match=r"reset options: unknown \['deck'\]; known: decks"):
+        envs.reset(options={"deck": []})
+    with pytest.raises(ValueError, match="games: each game may move once a step"):
+        envs.games.step(np.array([0, 0]), games=np.array([1, 1]))
+    single = gymnasium.make(scopa_env.GYM_ENV_ID).unwrapped
+    with pytest.raises(ValueError, match=r"reset options: unknown \['decks'\]; known: deck, "
+                       "match_seed"):
+        single.reset(options={"decks": []})
+    wrong = ScopaVectorEnv(2, opponent=lambda obs, mask: np.zeros(5, np.int64))
+    with pytest.raises(ValueError, match=r"opponent '<lambda>' returned actions of shape "
+                       r"\(5,\) for \d games"):
+        obs, info = wrong.reset(seed=0)
+        wrong.step(info["action_mask"].argmax(1))

@@ -156,3 +156,11 @@ def test_sb3_spec_without_sb3_contrib_names_the_install(monkeypatch, tmp_path: P
         with pytest.raises(ValueError, match=r"needs sb3-contrib.*pip install -e \.\[sb3\]"):
             call(f"sb3:{model}")
     assert any("sb3:PATH" in line for line in agents.known_specs())
+
+
+def test_the_sb3_vec_env_without_sb3_names_the_install(monkeypatch) -> None:
+    monkeypatch.setitem(sys.modules, "stable_baselines3", None)  # as if not installed
+    monkeypatch.delitem(sys.modules, "agents.bridges.sb3_vec", raising=False)
+    with pytest.raises(ImportError, match=r"needs Stable-Baselines3, which is not installed: "
+                       r"pip install -e \.\[sb3\]"):
+        import agents.bridges.sb3_vec  # noqa: F401
