@@ -159,7 +159,11 @@ def test_sb3_spec_without_sb3_contrib_names_the_install(monkeypatch, tmp_path: P
 
 
 def test_the_sb3_vec_env_without_sb3_names_the_install(monkeypatch) -> None:
-    monkeypatch.setitem(sys.modules, "stable_baselines3", None)  # as if not installed
+    # As if not installed: the package and every submodule an earlier test imported (a
+    # dotted import already in sys.modules would be found without its parent).
+    for name in [m for m in sys.modules if m.split(".")[0] == "stable_baselines3"]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.setitem(sys.modules, "stable_baselines3", None)
     monkeypatch.delitem(sys.modules, "agents.bridges.sb3_vec", raising=False)
     with pytest.raises(ImportError, match=r"needs Stable-Baselines3, which is not installed: "
                        r"pip install -e \.\[sb3\]"):
