@@ -9,7 +9,7 @@
 ``collect`` lets the shipped PPO network (``scopa_policy/pretrained/default.pt``) play
 rollouts with the opponent pool of stage ``last_deal`` of ``configs/recipe.yaml`` and
 keeps every last-deal decision with a choice, solved exactly with each move's outcome
-(``scopa_train.stages.last_deal_scorer.collect_positions``), until ``--decisions`` are
+(``scopa_train.stages.last_deal.collect_positions``), until ``--decisions`` are
 saved to ``--out``.
 
 ``fit`` fits one scorer design to the positions of every ``--data`` file (in order) with
@@ -61,7 +61,7 @@ from scopa_policy.last_deal_net import (  # noqa: E402
 )
 from scopa_policy.network import count_parameters  # noqa: E402
 from scopa_train.config import StageConfig, load_config  # noqa: E402
-from scopa_train.stages.last_deal_scorer import (  # noqa: E402
+from scopa_train.stages.last_deal import (  # noqa: E402
     LastDealStage,
     OwnershipHead,
     Positions,

@@ -35,7 +35,7 @@ from agents.evaluation.evaluate import evaluate  # noqa: E402
 from scopa_policy.network import NetConfig, PolicyNet  # noqa: E402
 from scopa_train.config import ConfigError, StageConfig  # noqa: E402
 from scopa_train.rollout import rollout_length, sample_opponents  # noqa: E402
-from scopa_train.stages.ppo_selfplay import make_collector  # noqa: E402
+from scopa_train.stages.ppo import make_collector  # noqa: E402
 
 
 def with_backend(cfg: StageConfig, backend: str, workers: int | None = None) -> StageConfig:

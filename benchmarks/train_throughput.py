@@ -62,8 +62,7 @@ from torch.utils.flop_counter import FlopCounterMode  # noqa: E402
 from scopa_env.vector import VectorScopaEnv  # noqa: E402
 from scopa_train.config import ConfigError, StageConfig, load_recipe  # noqa: E402
 from scopa_train.framework import make_run_dir  # noqa: E402
-from scopa_train.ppo import ppo_update  # noqa: E402
-from scopa_train.stages.ppo_selfplay import PPOStage  # noqa: E402
+from scopa_train.stages.ppo import PPOStage, ppo_update  # noqa: E402
 
 
 def ppo_stage(config: str | Path, overrides: list[str], name: str | None = None

@@ -7,11 +7,8 @@ A config file (YAML) holds sections, each a mapping of settings::
     rollouts:    num_envs, rollout_steps, episode, reward, backend, ray_address, ray_workers
     opponents:   the opponent pool: a sampling weight per kind or agent spec
     network:     hidden_size, hidden_layers, action_hidden
-    ppo:         the PPO stage kind's settings
-    dmc:         the Deep Monte-Carlo stage kind's settings
-    fit:         what every fitting stage kind shares (decisions, epochs, batch, lr, holdout)
-    last_deal:   the last-deal scorer stage kind's settings
-    distill:     the suit-distillation stage kind's search labels
+    KIND'S OWN:  each stage kind's sections, declared in its module (``scopa_train.stages``):
+                 ppo, dmc, fit (the fitting kinds'), last_deal, distill, ...
     evaluation:  every_steps, hands, opponents, seed, best_metric
     checkpoints: every_steps, keep
 
@@ -22,7 +19,9 @@ section key by key; ``opponents`` and lists are replaced whole. Every key has a
 default, a type and an allowed range; an unknown key, a value of the wrong type or out
 of range fails at start with one line naming the key and what is allowed
 (``ConfigError``). A key of the old flat layout (``learning_rate: ...``) gets a line
-naming its new place (``ppo.learning_rate``).
+naming its new place (``ppo.learning_rate``). This module holds what every stage shares:
+the sections all kinds read, the stage (``StageConfig``), YAML, ``--set`` overrides and
+the recipe; a key's typing and checks are ``scopa_train.settings``'.
 """
 
 from __future__ import annotations
@@ -35,7 +34,7 @@ import json
 import math
 import re
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -44,28 +43,18 @@ import yaml
 from agents import check_spec
 from scopa_env.rules import NAMED_RULES, OPTION_NAMES, resolve_rules
 
-from .stages import KINDS, RENAMED, kind_name
+from .settings import ConfigError, section_lines, type_of
+from .settings import make_section as _make_section
+from .settings import setting as _f
+from .stages import BUILTIN, RENAMED, kind_name, kind_sections, kinds
 
 OPPONENT_KINDS = ("self", "past", "random", "greedy", "expert")
-STAGE_KINDS = tuple(KINDS)  # declared once, in scopa_train.stages
 MAX_SEED = 2**63 - 1
 # a run or stage name is one folder name: it cannot place the run outside runs_dir
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
 
 
-class ConfigError(ValueError):
-    """A bad training configuration (unknown key, wrong type, out-of-range value)."""
-
-
-def _f(default: Any, help: str, *, lo: float | None = None, hi: float | None = None,
-       choices: tuple[Any, ...] | None = None, lo_open: bool = False) -> Any:
-    meta = {"help": help, "lo": lo, "hi": hi, "choices": choices, "lo_open": lo_open}
-    if isinstance(default, (dict, list)):
-        return field(default_factory=lambda: copy.deepcopy(default), metadata=meta)
-    return field(default=default, metadata=meta)
-
-
-# -- the sections ----------------------------------------------------------------------
+# -- the sections every stage kind reads -------------------------------------------
 @dataclass
 class RunSection:
     name: str = _f("default", "run name (letters, digits and _ . + -, starting with a letter "
@@ -117,110 +106,6 @@ class NetworkSection:
 
 
 @dataclass
-class PPOSection:
-    total_env_steps: int = _f(2_000_000, "environment moves to train for (all seats); 0: no "
-                              "budget in moves, the stage trains until run.max_minutes or a "
-                              "stop (the schedules then keep their start values)", lo=0)
-    reward_scale: float = _f(0.25, "rewards are multiplied by this for learning (value "
-                             "targets); logged points stay unscaled", lo=0, lo_open=True)
-    learning_rate: float = _f(3e-4, "Adam learning rate", lo=0, hi=1, lo_open=True)
-    lr_final_fraction: float = _f(0.1, "linear schedule, stepped once per update: final lr = "
-                                  "learning_rate x this", lo=0, hi=1)
-    gamma: float = _f(1.0, "discount per own move", lo=0, hi=1)
-    gae_lambda: float = _f(0.95, "GAE lambda", lo=0, hi=1)
-    update_epochs: int = _f(4, "PPO epochs per rollout", lo=1, hi=100)
-    num_minibatches: int = _f(4, "minibatches per epoch", lo=1, hi=1024)
-    clip_coef: float = _f(0.2, "PPO ratio clip", lo=0, hi=1, lo_open=True)
-    clip_vloss: bool = _f(True, "clip the value loss like the policy ratio")
-    ent_coef: float = _f(0.01, "entropy bonus at the start", lo=0, hi=1)
-    ent_coef_final: float = _f(0.001, "entropy bonus at the end (linear schedule, stepped "
-                               "once per update)", lo=0, hi=1)
-    vf_coef: float = _f(0.5, "value loss weight", lo=0, hi=100)
-    max_grad_norm: float = _f(0.5, "gradient clipping norm", lo=0, lo_open=True)
-    norm_adv: bool = _f(True, "normalise advantages per minibatch")
-    target_kl: float = _f(0.0, "stop the epochs early when approx KL exceeds this (0 = off)",
-                          lo=0)
-    endgame_coef: float = _f(0.0, "2 players: weight of the exact last-deal teacher. Once "
-                             "the deck is empty every card is known; the learner's "
-                             "decisions there are solved exactly (agents.baselines.endgame), their "
-                             "value targets become the exact values and the loss gains "
-                             "this weight times the policy's expected regret in points "
-                             "(0 = off)", lo=0, hi=100)
-    past_snapshot_every: int = _f(10, "updates between snapshots added to the past pool",
-                                  lo=1)
-    past_pool_size: int = _f(5, "past snapshots kept (oldest dropped)", lo=1, hi=100)
-
-
-@dataclass
-class DMCSection:
-    total_env_steps: int = _f(2_000_000, "environment moves to train for (all seats); 0: no "
-                              "budget in moves, the stage trains until run.max_minutes or a "
-                              "stop (epsilon then keeps its start value)", lo=0)
-    reward_scale: float = _f(0.25, "rewards are multiplied by this for learning (the Q "
-                             "targets); logged points stay unscaled", lo=0, lo_open=True)
-    learning_rate: float = _f(3e-4, "Adam learning rate (constant)", lo=0, hi=1, lo_open=True)
-    epsilon: float = _f(0.1, "the actors' exploration at the start: the share of moves "
-                        "drawn uniformly among the legal ones, the rest greedy on Q", lo=0,
-                        hi=1)
-    epsilon_final: float = _f(0.01, "exploration at the end (linear schedule, stepped once "
-                              "per update)", lo=0, hi=1)
-    update_epochs: int = _f(1, "passes over each rollout's decisions", lo=1, hi=100)
-    num_minibatches: int = _f(4, "minibatches per pass", lo=1, hi=1024)
-    max_grad_norm: float = _f(1.0, "gradient clipping norm", lo=0, lo_open=True)
-    past_snapshot_every: int = _f(10, "updates between snapshots added to the past pool",
-                                  lo=1)
-    past_pool_size: int = _f(5, "past snapshots kept (oldest dropped)", lo=1, hi=100)
-
-
-@dataclass
-class FitSection:
-    decisions: int = _f(1_000_000, "decisions to collect from the starting policy's "
-                        "rollouts before fitting", lo=100)
-    epochs: int = _f(3, "passes over the collected decisions", lo=1, hi=1000)
-    batch: int = _f(1024, "decisions per minibatch", lo=1, hi=1 << 20)
-    lr: float = _f(5e-4, "Adam learning rate at the start (cosine to 0)", lo=0, hi=1,
-                   lo_open=True)
-    holdout: float = _f(0.02, "share of the decisions (the last collected) held out to "
-                        "score each epoch", lo=0, hi=0.5, lo_open=True)
-
-
-@dataclass
-class LastDealSection:
-    width: int = _f(64, "token width of the last-deal scorer", lo=8, hi=1024)
-    layers: int = _f(3, "its transformer layers", lo=1, hi=16)
-    heads: int = _f(4, "its attention heads (width must be a multiple)", lo=1, hi=64)
-    regret_coef: float = _f(0.0, "weight of the expected points lost (under the scorer's "
-                            "softmax) added to the best-set loss", lo=0, hi=100)
-    suit_augment: bool = _f(False, "fit each minibatch's decisions under random "
-                            "permutations of the plain suits (cups, swords and clubs play "
-                            "alike: scopa_env.suit_maps)")
-    buckets: int = _f(0, "minibatches drawn together and sorted by the cards in play, so "
-                      "that each pads its decisions to fewer tokens (about 1.5 times faster "
-                      "at 16); 0 or 1: plain random minibatches", lo=0, hi=1 << 16)
-    ownership_coef: float = _f(0.0, "weight of the ownership loss: a training head "
-                               "predicts, from each move's hidden layer, which cards in play "
-                               "the mover ends up with under best play after it", lo=0,
-                               hi=100)
-
-
-@dataclass
-class DistillSection:
-    search: str = _f("", "a search agent whose move values (points) join the targets of "
-                     "some decisions outside the last deal, e.g. pimc:worlds=48,depth=8, "
-                     "or self:search=on[,worlds=N,...], the stage's own network searching "
-                     "(expert iteration) ('': none; scopa_train.search_labels)")
-    search_decisions: int = _f(0, "collected decisions (drawn at random) that the search "
-                               "scores", lo=0)
-    search_beta: float = _f(16.0, "a scored decision's target: the averaged logits + this x "
-                            "the search values", lo=0, hi=1e6)
-    search_workers: int = _f(0, "worker processes scoring them (0: one per CPU core)", lo=0,
-                             hi=256)
-    search_values: str = _f("", "an earlier run's search values (its search_values.npz, or "
-                            "its run directory) to reuse: where it scored the same decisions "
-                            "nothing is scored again ('': score them)")
-
-
-@dataclass
 class EvaluationSection:
     every_steps: int = _f(500_000, "PPO, DMC: env steps between evaluations; other kinds "
                           "are evaluated once, at their end (0 = never)", lo=0)
@@ -239,14 +124,25 @@ class CheckpointsSection:
     keep: int = _f(3, "periodic checkpoints kept (older ones deleted)", lo=1)
 
 
-SECTIONS: dict[str, type] = {
-    "run": RunSection, "rules": RulesSection, "rollouts": RolloutsSection,
-    "network": NetworkSection, "ppo": PPOSection, "dmc": DMCSection, "fit": FitSection,
-    "last_deal": LastDealSection, "distill": DistillSection,
-    "evaluation": EvaluationSection, "checkpoints": CheckpointsSection}
-# the stage kinds that read a section (the others are read by every kind)
-SECTION_KINDS = {section: tuple(k for k, kind in KINDS.items() if section in kind.sections)
-                 for section in SECTIONS if any(section in k.sections for k in KINDS.values())}
+SHARED_BEFORE: dict[str, type] = {"run": RunSection, "rules": RulesSection,
+                                   "rollouts": RolloutsSection, "network": NetworkSection}
+SHARED_AFTER: dict[str, type] = {"evaluation": EvaluationSection,
+                                  "checkpoints": CheckpointsSection}
+"""The sections every stage has besides its kinds' own: before them and after them."""
+
+
+def sections() -> dict[str, type]:
+    """Every config section by name, in the order a saved config lists them: those every
+    kind reads, with the stage kinds' own (``scopa_train.stages``) between."""
+    return {**SHARED_BEFORE, **kind_sections(), **SHARED_AFTER}
+
+
+def section_kinds() -> dict[str, tuple[str, ...]]:
+    """The stage kinds that read a section, for the sections only some kinds read."""
+    ks = kinds()
+    return {s: tuple(n for n, k in ks.items() if s in k.sections or s in k.reads)
+            for s in sections() if any(s in k.sections or s in k.reads for k in ks.values())}
+
 # the settings of a stage besides its sections (``opponents`` is a mapping of weights)
 STAGE_KEYS = ("name", "kind", "init_from", "opponents")
 PREVIOUS = "previous-stage"  # init_from of a recipe stage: the policy of the stage before
@@ -290,104 +186,69 @@ OLD_KEYS: dict[str, str] = {
 }
 
 
-# -- typed values ----------------------------------------------------------------------
-def _type_of(f: dataclasses.Field) -> type:
-    t = f.type
-    return {"int": int, "float": float, "bool": bool, "str": str, "dict": dict,
-            "list": list}[t if isinstance(t, str) else t.__name__]
-
-
-def _type_name(t: type) -> str:
-    return {int: "an integer", float: "a number", bool: "true or false", str: "a string",
-            dict: "a mapping", list: "a list"}[t]
-
-
-def _coerce(t: type, value: Any) -> Any:
-    """Integers and YAML 1.1's unparsed exponents (``1e-3``) for float keys."""
-    if t is float and not isinstance(value, bool):
-        if isinstance(value, int):
-            return float(value)
-        if isinstance(value, str):
-            try:
-                return float(value)
-            except ValueError:
-                return value
-    return value
-
-
-def _check_value(key: str, f: dataclasses.Field, value: Any) -> Any:
-    """``value`` of config key ``key`` (field ``f``) checked against its type and range."""
-    t, m = _type_of(f), f.metadata
-    value = _coerce(t, value)
-    ok = (isinstance(value, bool) if t is bool
-          else isinstance(value, int) and not isinstance(value, bool) if t is int
-          else isinstance(value, (int, float)) and not isinstance(value, bool) if t is float
-          else isinstance(value, t))
-    if not ok:
-        raise ConfigError(f"config key {key!r} must be {_type_name(t)}, got {value!r} "
-                          f"({type(value).__name__}); {m['help']}")
-    if m["choices"] is not None and value not in m["choices"]:
-        raise ConfigError(f"config key {key!r} must be one of "
-                          f"{', '.join(map(repr, m['choices']))}, got {value!r}")
-    if isinstance(value, (int, float)) and not isinstance(value, bool):
-        if isinstance(value, float) and not math.isfinite(value):
-            raise ConfigError(f"config key {key!r} must be finite, got {value!r}")
-        lo, hi = m["lo"], m["hi"]
-        if ((lo is not None and (value <= lo if m["lo_open"] else value < lo))
-                or (hi is not None and value > hi)):
-            raise ConfigError(f"config key {key!r} = {value!r} is out of range: allowed "
-                              f"{_range(m)}; {m['help']}")
-    return value
-
-
-def _range(m: dict[str, Any]) -> str:
-    return (("(" if m["lo_open"] else "[") + (str(m["lo"]) if m["lo"] is not None else "-inf")
-            + ", " + (str(m["hi"]) if m["hi"] is not None else "inf") + "]")
-
-
 def make_section(name: str, data: Any, where: str = "") -> Any:
     """Section ``name`` from a mapping of its keys, every value checked."""
-    cls = SECTIONS[name]
-    if not isinstance(data, dict):
-        raise ConfigError(f"config section {where}{name!r} must be a mapping of keys to "
-                          f"values, got {data!r}")
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    unknown = sorted(map(str, set(data) - set(fields)))
-    if unknown:
-        raise ConfigError(f"unknown config key(s) {', '.join(f'{name}.{k}' for k in unknown)}"
-                          f"{' in ' + where.rstrip('.') if where else ''}; section {name!r} "
-                          f"has: {', '.join(fields)}")
-    return cls(**{k: _check_value(f"{where}{name}.{k}", fields[k], v)
-                  for k, v in data.items()})
+    return _make_section(name, sections()[name], data, where)
 
 
 # -- a stage ---------------------------------------------------------------------------
-@dataclass
+@dataclass(init=False)
 class StageConfig:
     """Everything one stage of training needs: its name and kind, where it starts from,
-    and every section (see the module docstring)."""
+    the sections every kind reads, and every stage kind's own sections (``sections``,
+    read as attributes: ``cfg.ppo``); see the module docstring. Keyword arguments name
+    the kinds' sections too: ``StageConfig(kind="dmc", dmc={"epsilon": 0.2})``."""
 
-    name: str = "default"
-    kind: str = "ppo"
-    init_from: str = ""
-    run: RunSection = field(default_factory=RunSection)
-    rules: RulesSection = field(default_factory=RulesSection)
-    rollouts: RolloutsSection = field(default_factory=RolloutsSection)
-    opponents: dict = field(default_factory=lambda: dict(DEFAULT_OPPONENTS))
-    network: NetworkSection = field(default_factory=NetworkSection)
-    ppo: PPOSection = field(default_factory=PPOSection)
-    dmc: DMCSection = field(default_factory=DMCSection)
-    fit: FitSection = field(default_factory=FitSection)
-    last_deal: LastDealSection = field(default_factory=LastDealSection)
-    distill: DistillSection = field(default_factory=DistillSection)
-    evaluation: EvaluationSection = field(default_factory=EvaluationSection)
-    checkpoints: CheckpointsSection = field(default_factory=CheckpointsSection)
+    name: str
+    kind: str
+    init_from: str
+    run: RunSection
+    rules: RulesSection
+    rollouts: RolloutsSection
+    opponents: dict
+    network: NetworkSection
+    evaluation: EvaluationSection
+    checkpoints: CheckpointsSection
+    sections: dict  # the stage kinds' own sections, by name
 
-    def __post_init__(self) -> None:
+    def __init__(self, name: str = "default", kind: str = "ppo", init_from: str = "",
+                 run: Any = None, rules: Any = None, rollouts: Any = None,
+                 opponents: dict | None = None, network: Any = None, evaluation: Any = None,
+                 checkpoints: Any = None, sections: dict | None = None, **own: Any) -> None:
+        self.name, self.kind, self.init_from = name, kind, init_from
+        self.opponents = dict(DEFAULT_OPPONENTS) if opponents is None else opponents
+        given = {"run": run, "rules": rules, "rollouts": rollouts, "network": network,
+                 "evaluation": evaluation, "checkpoints": checkpoints}
+        for key, value in given.items():
+            setattr(self, key, {} if value is None else value)
+        own = {**(sections or {}), **own}
+        unknown = sorted(set(own) - set(kind_sections()))
+        if unknown:
+            raise ConfigError(f"unknown config section(s) {', '.join(map(repr, unknown))}; "
+                              f"sections: {', '.join(sections())}")
+        self.sections = own
         validate(self)
 
+    def __getattr__(self, name: str) -> Any:
+        own = self.__dict__.get("sections")
+        if own is not None and name in own:
+            return own[name]
+        raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+
     def to_dict(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        """The stage as a mapping, as its run folder's ``config.yaml`` and its checkpoints
+        keep it: the sections of the kit's kinds always, another package's kind's
+        sections in the stages of that kind."""
+        ks = kinds()
+        listed = {s for n in BUILTIN for s in ks[n].sections} | set(ks[self.kind].sections)
+        out: dict[str, Any] = {"name": self.name, "kind": self.kind, "init_from": self.init_from}
+        for key in SHARED_BEFORE:
+            out[key] = dataclasses.asdict(getattr(self, key))
+            if key == "rollouts":
+                out["opponents"] = copy.deepcopy(self.opponents)
+        out.update({k: dataclasses.asdict(v) for k, v in self.sections.items() if k in listed})
+        out.update({k: dataclasses.asdict(getattr(self, k)) for k in SHARED_AFTER})
+        return out
 
     @property
     def seed(self) -> int:
@@ -447,14 +308,9 @@ class StageConfig:
             else (os.cpu_count() or 1)
 
 
-def search_values_file(path: str) -> Path:
-    """The search-values file ``distill.search_values`` names: the file, or the
-    ``search_values.npz`` of a run directory."""
-    p = Path(path)
-    return p / "search_values.npz" if p.is_dir() else p
-
-
-def _needs_two_player_points(cfg: StageConfig, what: str, why: str) -> None:
+def needs_two_player_points(cfg: StageConfig, what: str, why: str) -> None:
+    """``ConfigError`` unless the stage plays 2-player hands for points: ``what`` needs
+    them, ``why``."""
     r = cfg.rollouts
     if cfg.rules.players != 2 or r.reward != "points" or r.episode != "hand":
         raise ConfigError(f"{what} needs rules.players: 2, rollouts.reward: points and "
@@ -464,9 +320,13 @@ def _needs_two_player_points(cfg: StageConfig, what: str, why: str) -> None:
 
 def validate(cfg: StageConfig) -> None:
     """What holds across sections (each value was checked when its section was made)."""
-    for name, cls in SECTIONS.items():
+    for name, cls in {**SHARED_BEFORE, **SHARED_AFTER}.items():
         if not isinstance(getattr(cfg, name), cls):
             setattr(cfg, name, make_section(name, getattr(cfg, name) or {}))
+    for name, cls in kind_sections().items():
+        if not isinstance(cfg.sections.get(name), cls):
+            cfg.sections[name] = make_section(name, cfg.sections.get(name) or {})
+    cfg.sections = {name: cfg.sections[name] for name in kind_sections()}
     if not NAME_RE.fullmatch(cfg.run.name):
         raise ConfigError(f"config key 'run.name' = {cfg.run.name!r} must be a plain folder "
                           f"name: letters, digits and _ . + - (at most 100, starting with a "
@@ -475,8 +335,8 @@ def validate(cfg: StageConfig) -> None:
         raise ConfigError(f"stage name {cfg.name!r} must be a plain folder name: letters, "
                           f"digits and _ . + - (at most 100, starting with a letter or digit)")
     cfg.kind = kind_name(cfg.kind)  # an earlier name (stage_from_dict says so)
-    if cfg.kind not in STAGE_KINDS:
-        raise ConfigError(f"config key 'kind' must be one of {', '.join(map(repr, STAGE_KINDS))}"
+    if cfg.kind not in kinds():
+        raise ConfigError(f"config key 'kind' must be one of {', '.join(map(repr, kinds()))}"
                           f", got {cfg.kind!r}")
     if not isinstance(cfg.init_from, str):
         raise ConfigError(f"config key 'init_from' must be a string, got {cfg.init_from!r}; "
@@ -500,39 +360,18 @@ def validate(cfg: StageConfig) -> None:
     if ev.every_steps and ev.best_metric not in ev.opponents:
         raise ConfigError(f"config key 'evaluation.best_metric' = {ev.best_metric!r} must be "
                           f"one of evaluation.opponents {ev.opponents!r}")
-    r, p = cfg.rollouts, cfg.ppo
+    r = cfg.rollouts
     if r.backend == "ray" and r.ray_workers > r.num_envs:
         raise ConfigError(f"config key 'rollouts.ray_workers' = {r.ray_workers} exceeds "
                           f"'rollouts.num_envs' = {r.num_envs}: every rollout worker needs "
                           f"a game")
-    if p.ent_coef_final > p.ent_coef:
-        raise ConfigError(f"config key 'ppo.ent_coef_final' ({p.ent_coef_final}) must not "
-                          f"exceed 'ppo.ent_coef' ({p.ent_coef})")
-    kind = KINDS[cfg.kind]  # a section's own checks where the stage's kind reads it
-    if "ppo" in kind.sections and p.endgame_coef > 0:
-        _needs_two_player_points(cfg, "config key 'ppo.endgame_coef'",
-                                 "the exact last-deal values are hand points margins, and "
-                                 "only 2-player seats know every card once the deck is empty")
+    kind = kinds()[cfg.kind]
     if kind.from_policy and not cfg.init_from:
         raise ConfigError(f"stage kind {cfg.kind!r} needs 'init_from': the policy whose "
                           f"rollouts it learns from")
     if not kind.ray and r.backend != "local":
         raise ConfigError(f"stage kind {cfg.kind!r} runs with rollouts.backend: local")
-    if "last_deal" in kind.sections:
-        _needs_two_player_points(cfg, "stage kind 'last_deal'", "the exact values are hand "
-                                 "points margins of 2-player last deals")
-        if cfg.last_deal.width % cfg.last_deal.heads:
-            raise ConfigError(f"config key 'last_deal.width' = {cfg.last_deal.width} must be a "
-                              f"multiple of 'last_deal.heads' = {cfg.last_deal.heads}")
-    if "distill" in kind.sections:
-        _validate_distill(cfg.distill)
-    if "dmc" in kind.sections:
-        if r.episode != "hand":
-            raise ConfigError("stage kind 'dmc' needs rollouts.episode: hand (its targets are "
-                              "the Monte-Carlo returns of whole episodes within a rollout)")
-        if cfg.dmc.epsilon_final > cfg.dmc.epsilon:
-            raise ConfigError(f"config key 'dmc.epsilon_final' ({cfg.dmc.epsilon_final}) must "
-                              f"not exceed 'dmc.epsilon' ({cfg.dmc.epsilon})")
+    kind.check(cfg)  # what the kind's own sections need
     _validate_rules(cfg)
     # last: what this machine lacks, once the config itself holds together
     if r.backend == "ray" and kind.ray and importlib.util.find_spec("ray") is None:
@@ -559,29 +398,6 @@ def _validate_opponents(cfg: StageConfig) -> None:
                           f"got {cfg.opponents!r}")
 
 
-def _validate_distill(d: DistillSection) -> None:
-    if d.search_decisions and not d.search:
-        raise ConfigError(f"config key 'distill.search_decisions' is {d.search_decisions} but "
-                          "'distill.search' names no search agent")
-    if d.search:
-        from .search_labels import is_self, search_agent, self_spec
-
-        try:
-            if is_self(d.search):  # the stage's network, written when the stage starts
-                self_spec(d.search, "network.pt")
-            else:
-                search_agent(d.search, 0)
-        except ValueError as e:
-            raise ConfigError(f"config key 'distill.search': {e}") from None
-    if d.search_values:
-        if not d.search_decisions:
-            raise ConfigError("config key 'distill.search_values' is set but "
-                              "'distill.search_decisions' is 0: nothing is scored")
-        if not search_values_file(d.search_values).is_file():
-            raise ConfigError(f"config key 'distill.search_values': no file "
-                              f"{search_values_file(d.search_values)}")
-
-
 def _validate_rules(cfg: StageConfig) -> None:
     options = cfg.rules.options
     unknown = sorted(map(str, set(options) - set(OPTION_NAMES) - {"name", "players"}))
@@ -604,7 +420,8 @@ def _old_keys(data: dict[str, Any], source: str, single: bool = False) -> None:
     too, and, in a config of one stage, a ``name`` that is not the run's)."""
     run = data.get("run") if isinstance(data.get("run"), dict) else {}
     old = [k for k, v in data.items() if k in OLD_KEYS and (
-        (k not in SECTIONS and k not in STAGE_KEYS) or (k in SECTIONS and not isinstance(v, dict))
+        (k not in sections() and k not in STAGE_KEYS)
+        or (k in sections() and not isinstance(v, dict))
         or (k == "name" and single and v != run.get("name", RunSection.name)))]
     if old:
         raise ConfigError("\n".join(
@@ -617,7 +434,7 @@ def _merge(base: dict[str, Any], over: dict[str, Any]) -> dict[str, Any]:
     """``over`` onto ``base``: sections key by key; ``opponents`` and lists whole."""
     out = copy.deepcopy(base)
     for k, v in over.items():
-        if k in SECTIONS and isinstance(v, dict) and isinstance(out.get(k), dict):
+        if k in sections() and isinstance(v, dict) and isinstance(out.get(k), dict):
             merged = dict(out[k])
             merged.update(copy.deepcopy(v))
             out[k] = merged
@@ -637,11 +454,12 @@ def stage_from_dict(data: Any, source: str = "config") -> StageConfig:
         print(f"{source}: stage kind {data['kind']!r} is the earlier name of {new!r}; read as "
               f"{new!r}", file=sys.stderr)
         data = {**data, "kind": new}
-    unknown = sorted(map(str, set(data) - set(SECTIONS) - set(STAGE_KEYS)))
+    known = sections()
+    unknown = sorted(map(str, set(data) - set(known) - set(STAGE_KEYS)))
     if unknown:
         raise ConfigError(f"unknown config key(s) {', '.join(map(repr, unknown))} in {source}; "
-                          f"allowed: {', '.join([*STAGE_KEYS, *SECTIONS])}")
-    kwargs = {k: make_section(k, v) if k in SECTIONS else v for k, v in data.items()}
+                          f"allowed: {', '.join([*STAGE_KEYS, *known])}")
+    kwargs = {k: make_section(k, v) if k in known else v for k, v in data.items()}
     return StageConfig(**kwargs)
 
 
@@ -736,6 +554,7 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
     Values parse as YAML; a string key keeps the text as given."""
     data = copy.deepcopy(data)
     stage_names = [s.get("name") for s in data.get("stages", []) if isinstance(s, dict)]
+    known = sections()
     for item in overrides:
         if "=" not in item:
             raise ConfigError(f"--set {item!r} must look like key=value")
@@ -743,17 +562,17 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
         parts = key.split(".")
         target = data
         # a stage's name first, unless it is a section's and a key of that section follows
-        is_section_key = parts[0] in SECTIONS and len(parts) == 2 and parts[1] in {
-            f.name for f in dataclasses.fields(SECTIONS[parts[0]])}
+        is_section_key = parts[0] in known and len(parts) == 2 and parts[1] in {
+            f.name for f in dataclasses.fields(known[parts[0]])}
         if parts[0] in stage_names and len(parts) > 1 and not is_section_key:
             target = data["stages"][stage_names.index(parts[0])]
             parts = parts[1:]
         head = parts[0]
-        if head in OLD_KEYS and head not in SECTIONS and head not in STAGE_KEYS:
+        if head in OLD_KEYS and head not in known and head not in STAGE_KEYS:
             raise ConfigError(f"--set {item}: {head!r} is from the old flat layout; it is now "
                               f"{OLD_KEYS[head]!r}")
-        if head in SECTIONS:
-            fields = {f.name: f for f in dataclasses.fields(SECTIONS[head])}
+        if head in known:
+            fields = {f.name: f for f in dataclasses.fields(known[head])}
             if len(parts) != 2:
                 raise ConfigError(f"--set {item}: give {head}.KEY=VALUE (keys: "
                                   f"{', '.join(fields)})")
@@ -761,7 +580,7 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
                 raise ConfigError(f"unknown config key '{head}.{parts[1]}' in --set {item}; "
                                   f"section {head!r} has: {', '.join(fields)}")
             value = _yaml_value(item, raw)
-            if _type_of(fields[parts[1]]) is str and not isinstance(value, str):
+            if type_of(fields[parts[1]]) is str and not isinstance(value, str):
                 value = raw
             section = target.setdefault(head, {})
             if not isinstance(section, dict):
@@ -779,7 +598,7 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
             target[head] = raw if head != "opponents" and not isinstance(value, str) else value
         else:
             raise ConfigError(f"unknown config key {key!r} in --set {item}; give SECTION.KEY "
-                              f"(sections: {', '.join(SECTIONS)}), opponents.KIND, kind or "
+                              f"(sections: {', '.join(known)}), opponents.KIND, kind or "
                               f"init_from" + (f", after a stage name ({', '.join(stage_names)})"
                                               if stage_names else ""))
     return data
@@ -788,9 +607,9 @@ def apply_overrides(data: dict[str, Any], overrides: list[str]) -> dict[str, Any
 def _check_reaches_a_stage(data: dict[str, Any], section: str, key: str, item: str) -> None:
     """A top-level ``--set`` that every stage using the section overrides itself would
     change nothing: refused, naming the stages."""
-    kinds = SECTION_KINDS.get(section, STAGE_KINDS)
+    readers = section_kinds().get(section, tuple(kinds()))
     users = [st for st in data.get("stages") or [] if isinstance(st, dict)
-             and kind_name(st.get("kind")) in kinds]
+             and kind_name(st.get("kind")) in readers]
     if users and all(isinstance(st.get(section), dict) and key in st[section] for st in users):
         names = ", ".join(str(st.get("name")) for st in users)
         raise ConfigError(f"--set {item} changes no stage: every stage that uses it ({names}) "
@@ -856,23 +675,14 @@ def describe() -> str:
     """Every key by section: type, default, allowed values, help (``--help-config``)."""
     lines = [
         "Top-level keys (or each stage's, in a recipe's `stages:` list):",
-        f"  kind (str, default 'ppo'; one of {list(STAGE_KINDS)}): what the stage trains: "
-        + "; ".join(f"{name!r} {kind.help}" for name, kind in KINDS.items())
+        f"  kind (str, default 'ppo'; one of {list(kinds())}): what the stage trains: "
+        + "; ".join(f"{name!r} {kind.help}" for name, kind in kinds().items())
         + "".join(f" ({old!r}: the earlier name of {new!r})" for old, new in RENAMED.items()),
         f"  init_from (str, default ''): {INIT_FROM_HELP}",
         f"  opponents (mapping, default {DEFAULT_OPPONENTS}): {OPPONENTS_HELP}",
         "  stages (list): a recipe: each stage a mapping with name, kind, optional "
         "init_from and any sections to change",
     ]
-    for name, cls in SECTIONS.items():
-        lines.append(f"\n{name}:")
-        defaults = cls()
-        for f in dataclasses.fields(cls):
-            m = f.metadata
-            allowed = (f" one of {list(m['choices'])}" if m["choices"] else
-                       f" range {_range(m)}" if m["lo"] is not None or m["hi"] is not None
-                       else "")
-            lines.append(f"  {f.name} ({_type_of(f).__name__}, default "
-                         f"{getattr(defaults, f.name)!r}{';' if allowed else ''}{allowed}): "
-                         f"{m['help']}")
+    for name, cls in sections().items():
+        lines += section_lines(name, cls)
     return "\n".join(lines)

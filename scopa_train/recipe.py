@@ -47,10 +47,9 @@ from .framework import (
     scopa_command,
     write_config,
 )
-from .stages import KINDS, kind_name, stage_module
+from .stages import kind, kind_name, kinds
 
 RECIPE_FILE = "recipe.yaml"
-SHAPE_KEYS = ("width", "layers", "heads")  # of the last-deal scorer
 
 
 def stage_dir(run_dir: Path, recipe: Recipe, cfg: StageConfig) -> Path:
@@ -135,8 +134,10 @@ def check_fits(recipe: Recipe, run_dir: Path) -> None:
         if kind_name(old.get("kind")) != cfg.kind:
             raise ConfigError(f"{folder} holds a {old.get('kind')!r} stage; 'kind' cannot "
                               f"change on a resume: start a new run instead")
-        shapes = {"network": dataclasses.asdict(cfg.network),
-                  "last_deal": {k: getattr(cfg.last_deal, k) for k in SHAPE_KEYS}}
+        shapes = {"network": dataclasses.asdict(cfg.network)}
+        for k in kinds().values():  # the kinds' own shapes (the last-deal scorer's)
+            for section, keys in k.frozen.items():
+                shapes[section] = {key: getattr(getattr(cfg, section), key) for key in keys}
         for section, shape in shapes.items():
             was = {k: (old.get(section) or {}).get(k) for k in shape}
             if was != shape:
@@ -181,7 +182,7 @@ def ship_command(policy_ck: Path, rules: Any) -> str:
         target = Path("scopa_policy/pretrained") / ship_name(rules)
     if target.is_absolute() and target.is_relative_to(Path.cwd()):
         target = target.relative_to(Path.cwd())  # as the user types it, from here
-    return f"{interpreter()} -m scopa_train.report export {policy_ck} {target}"
+    return f"{interpreter()} -m scopa_train.export {policy_ck} {target}"
 
 
 def run_recipe(recipe: Recipe, *, new: bool = False, run_dir: Path | None = None,
@@ -192,7 +193,7 @@ def run_recipe(recipe: Recipe, *, new: bool = False, run_dir: Path | None = None
     resume), its ``recipe.yaml`` becomes this recipe once a stage accepts it."""
     for i, cfg in enumerate(recipe.stages):  # what can fail before any folder exists
         if i == 0 or cfg.init_from != PREVIOUS:  # a first stage cannot start from one before
-            stage_module(cfg.kind).check_ready(cfg)
+            kind(cfg.kind).check_ready(cfg)
     clean_runs(Path(recipe.run.runs_dir), log)
     if run_dir is None and not new:
         run_dir = find_run(recipe)
@@ -276,17 +277,17 @@ def _run_stage(cfg: StageConfig, folder: Path, state: str, *, stop_after_updates
                ready: Callable[[], None] = lambda: None, **kw: Any) -> dict[str, Any]:
     """Build (or resume) one stage in ``folder`` and train it; ``ready()`` is called
     once the stage is built (a refused resume changes nothing)."""
-    kind = stage_module(cfg.kind)
+    stage_kind = kind(cfg.kind)
     if state == "stopped":
         clean_run_temps(folder, kw["log"])
         ck = load_checkpoint(folder / "checkpoints" / "latest.pt", kind="training")
         if kind_name(ck["config"].get("kind")) != cfg.kind:
             raise ConfigError(f"{folder} holds a {ck['config'].get('kind')!r} stage; 'kind' "
                               f"cannot change on a resume: start a new run instead")
-        stage = kind.resume(ck, cfg, folder, **kw)
+        stage = stage_kind.resume(ck, cfg, folder, **kw)
     else:
         folder.mkdir(parents=True, exist_ok=True)
-        stage = kind.build(cfg, folder, **kw)
+        stage = stage_kind.build(cfg, folder, **kw)
     ready()
     write_config(cfg, folder)
     return stage.train(stop_after_updates)
@@ -332,12 +333,12 @@ def _resume_stage(path: Path, overrides: list[str], progress: bool,
     cfg.torch_device()
     folder = ck_path.parent.parent
     clean_run_temps(folder, log)
-    stage = stage_module(cfg.kind).resume(ck, cfg, folder, progress=progress, log=log)
+    stage = kind(cfg.kind).resume(ck, cfg, folder, progress=progress, log=log)
     write_config(cfg, folder)  # only once the checkpoint fits the config
     log(f"resuming {folder} at update {stage.counters.update}, "
         f"{stage.counters.env_steps:,} env steps")
     return stage.train(stop_after_updates)
 
 
-__all__ = ["KINDS", "compare_command", "find_run", "resume", "run_recipe", "ship_command",
+__all__ = ["compare_command", "find_run", "resume", "run_recipe", "ship_command",
            "stage_state", "start"]

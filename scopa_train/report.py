@@ -5,8 +5,8 @@
         --out docs/learning_curve_recipe.png --against pimc expert --hands 2000 --seed 11
     python -m scopa_train.report strength CKPT --hands 2000 --against random greedy expert
     python -m scopa_train.report throughput RUN_DIR
-    python -m scopa_train.report export RUN_DIR/checkpoints/final.pt \
-        scopa_policy/pretrained/default.pt
+
+(The policy file a recipe ships is written by ``python -m scopa_train.export``.)
 """
 
 from __future__ import annotations
@@ -229,23 +229,6 @@ def throughput(run_dir: Path) -> dict[str, float]:
     return out
 
 
-def export(ckpt: Path, out: Path) -> Path:
-    """A small policy-only file (weights + network shape + rules + counters)."""
-    from scopa_policy.checkpoint import (
-        build_last_deal,
-        build_model,
-        load_checkpoint,
-        policy_checkpoint,
-        save_atomic,
-    )
-
-    ck = load_checkpoint(ckpt)
-    net = build_model(ck)
-    meta = {"counters": ck.get("counters", {}), "config": ck.get("config", {}),
-            "source": Path(ck["path"]).name}
-    return save_atomic(policy_checkpoint(net, ck["rules"], meta, build_last_deal(ck)), out)
-
-
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m scopa_train.report")
     sub = p.add_subparsers(dest="cmd", required=True)
@@ -276,9 +259,6 @@ def main(argv: list[str] | None = None) -> int:
     s.add_argument("--json", type=Path)
     t = sub.add_parser("throughput")
     t.add_argument("run_dir", type=Path)
-    e = sub.add_parser("export")
-    e.add_argument("ckpt", type=Path)
-    e.add_argument("out", type=Path)
     args = p.parse_args(argv)
     try:
         return _run(p, args)
@@ -312,10 +292,8 @@ def _run(p: argparse.ArgumentParser, args: argparse.Namespace) -> int:
         res = strength(args.ckpt, args.against, args.hands, args.seed, args.workers)
         if args.json:
             args.json.write_text(json.dumps(res, indent=1))
-    elif args.cmd == "throughput":
-        print(json.dumps(throughput(args.run_dir), indent=1))
     else:
-        print(export(args.ckpt, args.out))
+        print(json.dumps(throughput(args.run_dir), indent=1))
     return 0
 
 

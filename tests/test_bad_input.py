@@ -35,7 +35,14 @@ from scopa_env.records import RecordError, append_records, check_appendable, ite
 from scopa_policy.checkpoint import clean_stale_temps, save_atomic
 from scopa_train import recipe as trainer
 from scopa_train.cli import main as train
-from scopa_train.config import OLD_KEYS, SECTIONS, STAGE_KEYS, ConfigError, StageConfig, load_config
+from scopa_train.config import (
+    OLD_KEYS,
+    STAGE_KEYS,
+    ConfigError,
+    StageConfig,
+    load_config,
+    sections,
+)
 
 ROOT = Path(__file__).resolve().parent.parent
 GOLDEN = ROOT / "tests" / "data" / "golden-records.jsonl"
@@ -650,7 +657,7 @@ def test_fuzz_record_reader(tmp_path: Path, lines: list[bytes]) -> None:
     assert json.loads(path.read_bytes().splitlines()[-1]) == RECORDS[0]
 
 
-config_keys = st.sampled_from([*SECTIONS, *STAGE_KEYS, *list(OLD_KEYS)[:8], "stages", "warp",
+config_keys = st.sampled_from([*sections(), *STAGE_KEYS, *list(OLD_KEYS)[:8], "stages", "warp",
                                "1", "", "ppo.gamma", "run.seed", "finetune.ppo.gamma"])
 
 

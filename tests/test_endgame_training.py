@@ -17,8 +17,8 @@ from scopa_policy.network import NetConfig, PolicyNet
 from scopa_train import recipe
 from scopa_train.config import load_config
 from scopa_train.framework import starting_weights
-from scopa_train.ppo import ppo_update
 from scopa_train.rollout import RolloutCollector
+from scopa_train.stages.ppo import ppo_update
 
 SMOKE = Path(__file__).resolve().parent.parent / "configs" / "smoke.yaml"
 SCALE = 0.25

@@ -24,7 +24,7 @@ from scopa_policy.specs import CHECKPOINT, parse_checkpoint
 from scopa_train import recipe
 from scopa_train.config import ConfigError, load_recipe
 from scopa_train.search_labels import is_self, search_values, self_spec
-from scopa_train.stages.suit_distill import filled, search_regret
+from scopa_train.stages.distill import filled, search_regret
 from tests.test_network_search import positions
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -203,7 +203,7 @@ def test_a_stage_learns_from_its_own_networks_search(tmp_path: Path) -> None:
 def test_the_search_leaves_its_sure_calls_to_the_network(tmp_path: Path) -> None:
     """With a tiny ``gap`` nearly every decision is a sure call: NaN values, targets
     unchanged there, and the fit stays finite."""
-    from scopa_train.stages.suit_distill import add_search_values, collect_decisions
+    from scopa_train.stages.distill import add_search_values, collect_decisions
 
     cfg = _cfg(tmp_path, "distill.search_decisions=60")
     net = PolicyNet()

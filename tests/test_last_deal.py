@@ -32,10 +32,10 @@ from scopa_policy.network import PolicyNet
 from scopa_policy.symmetry import SuitAveraged
 from scopa_train import recipe
 from scopa_train.config import ConfigError, StageConfig, load_recipe
-from scopa_train.report import export
-from scopa_train.stages import last_deal_scorer
+from scopa_train.export import export
+from scopa_train.stages import last_deal as last_deal_kind
 from scopa_train.stages.fitting import length_buckets
-from scopa_train.stages.last_deal_scorer import (
+from scopa_train.stages.last_deal import (
     OwnershipHead,
     Positions,
     RecordingTeacher,
@@ -340,7 +340,7 @@ def test_the_ownership_loss_reads_each_card_in_plays_outcome() -> None:
 def test_a_stopped_run_resumes_at_its_minibatch(tmp_path: Path) -> None:
     cfg = _cfg(tmp_path, "fit.epochs=2")
     steps: list[int] = []
-    real = last_deal_scorer.LastDealStage.step
+    real = last_deal_kind.LastDealStage.step
 
     def step_then_stop(self, data, idx):  # noqa: ANN001, ANN202
         steps.append(len(idx))
@@ -351,11 +351,11 @@ def test_a_stopped_run_resumes_at_its_minibatch(tmp_path: Path) -> None:
             os.kill(os.getpid(), signal.SIGTERM)
         return real(self, data, idx)
 
-    last_deal_scorer.LastDealStage.step = step_then_stop
+    last_deal_kind.LastDealStage.step = step_then_stop
     try:
         out = recipe.start(cfg, progress=False, log=_quiet)
     finally:
-        last_deal_scorer.LastDealStage.step = real
+        last_deal_kind.LastDealStage.step = real
     run = Path(out["run_dir"])
     assert not out["finished"] and "SIGTERM" in out["reason"]
     ck = load_checkpoint(run / "checkpoints" / "latest.pt", kind="training")
@@ -403,7 +403,7 @@ def test_a_bucketed_run_stopped_and_resumed_equals_a_straight_one(tmp_path: Path
     extra = ("fit.epochs=2", "last_deal.buckets=3")
     straight = recipe.start(_cfg(tmp_path / "a", *extra), progress=False, log=_quiet)
     seen: list[np.ndarray] = []
-    real = last_deal_scorer.LastDealStage.step
+    real = last_deal_kind.LastDealStage.step
 
     def step_then_stop(self, data, idx):  # noqa: ANN001, ANN202
         seen.append(cards_in_play(data.obs[idx]))
@@ -414,11 +414,11 @@ def test_a_bucketed_run_stopped_and_resumed_equals_a_straight_one(tmp_path: Path
             os.kill(os.getpid(), signal.SIGTERM)
         return real(self, data, idx)
 
-    last_deal_scorer.LastDealStage.step = step_then_stop
+    last_deal_kind.LastDealStage.step = step_then_stop
     try:
         out = recipe.start(_cfg(tmp_path / "b", *extra), progress=False, log=_quiet)
     finally:
-        last_deal_scorer.LastDealStage.step = real
+        last_deal_kind.LastDealStage.step = real
     assert not out["finished"]
     assert np.mean([s.max() - s.mean() for s in seen]) < 1.5  # little padding
     out = recipe.resume(Path(out["run_dir"]), progress=False, log=_quiet)
@@ -471,7 +471,7 @@ def test_a_stop_while_fitting_keeps_the_solved_decisions_for_the_resume(tmp_path
     assert not out["finished"] and kept.is_file()
     # what is kept is what collecting again gives (the collection is seeded)
     policy = load_policy_agent(tmp_path / "base.pt").net
-    again, steps = last_deal_scorer.collect_positions(policy, cfg, _quiet)
+    again, steps = last_deal_kind.collect_positions(policy, cfg, _quiet)
     with np.load(kept) as f:
         assert int(f["env_steps"]) == steps
         for name in ("obs", "start", "count", "ids", "values", "own"):

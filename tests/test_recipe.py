@@ -81,7 +81,7 @@ def test_a_recipe_trains_every_stage_from_the_one_before(tiny: Path) -> None:
     assert lines[-2] == ("before shipping it, play it against the shipped weights: "
                          f"{scopa_command()} eval ckpt:{run / 'distill' / 'policy.pt'} "
                          "pretrained --hands 4000 --matches 0 --workers 2")
-    assert lines[-1] == (f"ship it with: {interpreter()} -m scopa_train.report export "
+    assert lines[-1] == (f"ship it with: {interpreter()} -m scopa_train.export "
                          f"{run / 'distill' / 'checkpoints' / 'final.pt'} "
                          "scopa_policy/pretrained/default.pt")
     # the run folder is an agent: its last stage's policy

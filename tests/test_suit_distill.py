@@ -27,7 +27,7 @@ from scopa_policy.symmetry import SuitAveraged
 from scopa_train import recipe
 from scopa_train.config import ConfigError, StageConfig, load_recipe
 from scopa_train.framework import init_path
-from scopa_train.stages.suit_distill import SuitDistillStage, averaged_logits, view_inputs
+from scopa_train.stages.distill import DistillStage, averaged_logits, view_inputs
 
 ROOT = Path(__file__).resolve().parent.parent
 RECIPE = ROOT / "configs" / "recipe.yaml"
@@ -60,7 +60,7 @@ def _cfg(tmp_path: Path, *extra: str, base: Path | None = None) -> StageConfig:
 
 def _collected(tmp_path: Path):
     cfg = _cfg(tmp_path)
-    from scopa_train.stages.suit_distill import collect_decisions
+    from scopa_train.stages.distill import collect_decisions
 
     net = build_model(load_checkpoint(init_path(cfg)))
     data, steps = collect_decisions(net.eval(), cfg, True, _quiet)
@@ -105,7 +105,7 @@ def test_a_run_fits_carries_the_scorer_and_resumes_to_the_same_weights(
     assert build_last_deal(policy) is not None
 
     steps: list[int] = []
-    real = SuitDistillStage.step
+    real = DistillStage.step
 
     def step_then_stop(self, data, idx):  # noqa: ANN001, ANN202
         steps.append(len(idx))
@@ -113,12 +113,12 @@ def test_a_run_fits_carries_the_scorer_and_resumes_to_the_same_weights(
             os.kill(os.getpid(), signal.SIGTERM)
         return real(self, data, idx)
 
-    SuitDistillStage.step = step_then_stop
+    DistillStage.step = step_then_stop
     try:
         out = recipe.start(_cfg(tmp_path / "b", "fit.epochs=2", base=base_file),
                            progress=False, log=_quiet)
     finally:
-        SuitDistillStage.step = real
+        DistillStage.step = real
     stopped = Path(out["run_dir"])
     assert not out["finished"] and "SIGTERM" in out["reason"]
     ck = load_checkpoint(stopped / "checkpoints" / "latest.pt", kind="training")
@@ -150,7 +150,7 @@ def test_a_training_checkpoint_without_its_teacher_is_refused(tmp_path: Path) ->
 
 def test_search_values_join_the_targets_of_the_drawn_decisions(tmp_path: Path) -> None:
     from scopa_train.search_labels import search_values
-    from scopa_train.stages.suit_distill import add_search_values
+    from scopa_train.stages.distill import add_search_values
 
     _, data, _ = _collected(tmp_path)
     before = data.target.copy()
@@ -181,14 +181,14 @@ def test_a_run_with_a_search_teacher_scores_its_decisions(tmp_path: Path) -> Non
 
 
 def test_the_held_out_share_is_scored_by_the_search_values(tmp_path: Path) -> None:
-    from scopa_train.stages.suit_distill import add_search_values
+    from scopa_train.stages.distill import add_search_values
 
     net, data, _ = _collected(tmp_path)
     cfg = _cfg(tmp_path, "distill.search=pimc:worlds=2,depth=2",
                f"distill.search_decisions={len(data)}", "distill.search_workers=1")
     idx = add_search_values(data, cfg, _quiet)
     assert idx is not None and len(idx) == len(data) and not np.isnan(data.search).any()
-    stage = SuitDistillStage(cfg, tmp_path / "run", net, None, log=_quiet)
+    stage = DistillStage(cfg, tmp_path / "run", net, None, log=_quiet)
     held = np.arange(len(data) - 50, len(data))
     got = stage._figures(net.eval(), data, held)["search_regret"]
     # by hand: the search's best value minus that of the network's choice, one view
@@ -285,7 +285,7 @@ def test_a_collection_too_big_for_memory_is_refused_after_its_first_rollout(
     not fit in the memory free is refused in one line naming the key and a count that
     fits, before the machine runs out (4-player scopone scientifico: 2 M decisions were
     more than 24 GB)."""
-    from scopa_train.stages import fitting, suit_distill
+    from scopa_train.stages import distill, fitting
 
     monkeypatch.setattr(fitting, "available_memory", lambda: 50 * 2**20)  # 50 MB free
     cfg = _cfg(tmp_path, "fit.decisions=1000000")
@@ -293,9 +293,9 @@ def test_a_collection_too_big_for_memory_is_refused_after_its_first_rollout(
     with pytest.raises(ConfigError, match=r"config key 'fit.decisions' \(1,000,000\) needs "
                                           r"about .* GB of memory under these rules .* lower "
                                           r"stage 'suit_distill''s fit.decisions, to "):
-        suit_distill.collect_decisions(net.eval(), cfg, True, _quiet)
+        distill.collect_decisions(net.eval(), cfg, True, _quiet)
     monkeypatch.setattr(fitting, "available_memory", lambda: 64 * 2**30)
-    data, _ = suit_distill.collect_decisions(net.eval(), _cfg(tmp_path), True, _quiet)
+    data, _ = distill.collect_decisions(net.eval(), _cfg(tmp_path), True, _quiet)
     assert len(data) >= 1500
 
 

@@ -24,7 +24,7 @@ from scopa_train import recipe
 from scopa_train.config import load_config
 from scopa_train.framework import make_run_dir
 from scopa_train.rollout import RolloutCollector
-from scopa_train.stages.ppo_selfplay import PPOStage
+from scopa_train.stages.ppo import PPOStage
 
 ROOT = Path(__file__).resolve().parent.parent
 SMOKE = ROOT / "configs" / "smoke.yaml"

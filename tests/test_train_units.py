@@ -59,15 +59,23 @@ def test_the_shipped_recipe_lists_six_stages_each_from_the_one_before() -> None:
 def test_a_stage_kind_is_declared_once_and_its_earlier_name_still_read(
         tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     """The kinds, the sections each reads and the validation come from one registry
-    (``scopa_train.stages.KINDS``); a config or checkpoint naming a kind by its earlier
-    name (``suit_distill``) is read as the kind it became, said in one line, and is still
-    the same config (its digest finds the run it started)."""
-    from scopa_train.config import SECTION_KINDS, STAGE_KINDS, config_digest
-    from scopa_train.stages import KINDS, RENAMED, stage_module
+    (``scopa_train.stages``: one line a kind, the kind's module declares the rest); a
+    config or checkpoint naming a kind by its earlier name (``suit_distill``) is read as
+    the kind it became, said in one line, and is still the same config (its digest finds
+    the run it started)."""
+    from scopa_train.config import config_digest, section_kinds, sections
+    from scopa_train.stages import BUILTIN, RENAMED, StageKind, kinds
 
-    assert STAGE_KINDS == tuple(KINDS) and RENAMED == {"suit_distill": "distill"}
-    assert SECTION_KINDS["fit"] == ("last_deal", "distill")
-    assert all(hasattr(stage_module(k), "build") for k in KINDS)
+    assert list(kinds()) == list(BUILTIN) == ["ppo", "dmc", "last_deal", "distill"]
+    assert RENAMED == {"suit_distill": "distill"}
+    assert section_kinds()["fit"] == ("last_deal", "distill")
+    assert section_kinds()["checkpoints"] == ("ppo", "dmc")
+    assert list(sections()) == ["run", "rules", "rollouts", "network", "ppo", "dmc", "fit",
+                                "last_deal", "distill", "evaluation", "checkpoints"]
+    for name, kind in kinds().items():  # each kind's module holds its sections and stage
+        assert isinstance(kind, StageKind) and kind.name == name
+        assert BUILTIN[name] == f"scopa_train.stages.{name}:KIND"
+        assert all(c.__module__.startswith("scopa_train.stages.") for c in kind.sections.values())
     text = (CONFIGS / "expert_iteration.yaml").read_text()
     assert "kind: distill" in text
     old = tmp_path / "old.yaml"
@@ -533,9 +541,9 @@ def test_the_learners_fast_paths_give_the_same_weights_bit_for_bit(
     import copy
 
     from scopa_policy import features
-    from scopa_train import ppo
     from scopa_train.framework import make_run_dir
-    from scopa_train.stages.ppo_selfplay import PPOStage
+    from scopa_train.stages import ppo
+    from scopa_train.stages.ppo import PPOStage
 
     cfg = load_config(CONFIGS / "smoke.yaml", [f"run.runs_dir={tmp_path}"])
     stage = PPOStage(cfg, make_run_dir(cfg), progress=False, log=lambda _: None)
@@ -575,7 +583,7 @@ def test_the_progress_bar_is_named_for_the_stage_and_times_a_fit_from_its_start(
     from tqdm import tqdm
 
     from scopa_train.framework import make_run_dir
-    from scopa_train.stages.ppo_selfplay import PPOStage
+    from scopa_train.stages.ppo import PPOStage
 
     cfg = load_config(CONFIGS / "smoke.yaml", [f"run.runs_dir={tmp_path}",
                                                "run.name=my_stage"])

@@ -1,4 +1,6 @@
-"""Stage kind ``dmc``: Deep Monte-Carlo (DouZero's method) on the batched environment.
+"""Stage kind ``dmc``: Deep Monte-Carlo (DouZero's method) on the batched environment: its
+config section (``DMCSection``), its checks, its update (``q_update``) and its stage
+(``DMCStage``, on the pool stage that PPO shares, ``scopa_train.stages.pool``).
 
 The network is the policy network's shape (``scopa_policy.network.PolicyNet``): its
 score of each legal move, from the observation and the move's features, is read as
@@ -17,7 +19,7 @@ as a PPO one is. Read top to bottom:
         update      mean squared error of Q(s, chosen move) against the return, over
                     shuffled minibatches (``q_update``); a snapshot joins the past pool
                     every ``dmc.past_snapshot_every`` updates
-        log, evaluate, save, stop: as the PPO stage (``scopa_train.framework``)
+        log, evaluate, save, stop: as the PPO stage (``scopa_train.stages.pool``)
 
 The value head is left as it is (a later ``ppo`` stage starting from these weights
 learns it).
@@ -25,10 +27,8 @@ learns it).
 
 from __future__ import annotations
 
-import math
 import time
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -37,22 +37,48 @@ from torch import nn
 
 import agents
 from scopa_policy.features import Candidates
-from scopa_policy.network import NetConfig, PolicyNet
+from scopa_policy.network import PolicyNet
 
 from ..config import StageConfig
-from ..ppo import explained_variance
-from ..rollout import (
-    PAST,
-    Batch,
-    RolloutCollector,
-    RolloutStats,
-    batched_baseline,
-    rollout_length,
-    sample_opponents,
-)
-from . import ppo_selfplay
+from ..rollout import Batch, RolloutCollector, RolloutStats, batched_baseline
+from ..settings import ConfigError, setting
+from . import StageKind
+from .pool import PoolStage, check_ready, explained_variance, rollout_scalars
 
 
+# -- the config section and its checks -------------------------------------------------
+@dataclass
+class DMCSection:
+    total_env_steps: int = setting(2_000_000, "environment moves to train for (all seats); 0: no "
+                              "budget in moves, the stage trains until run.max_minutes or a "
+                              "stop (epsilon then keeps its start value)", lo=0)
+    reward_scale: float = setting(0.25, "rewards are multiplied by this for learning (the Q "
+                             "targets); logged points stay unscaled", lo=0, lo_open=True)
+    learning_rate: float = setting(3e-4, "Adam learning rate (constant)", lo=0, hi=1, lo_open=True)
+    epsilon: float = setting(0.1, "the actors' exploration at the start: the share of moves "
+                        "drawn uniformly among the legal ones, the rest greedy on Q", lo=0,
+                        hi=1)
+    epsilon_final: float = setting(0.01, "exploration at the end (linear schedule, stepped once "
+                              "per update)", lo=0, hi=1)
+    update_epochs: int = setting(1, "passes over each rollout's decisions", lo=1, hi=100)
+    num_minibatches: int = setting(4, "minibatches per pass", lo=1, hi=1024)
+    max_grad_norm: float = setting(1.0, "gradient clipping norm", lo=0, lo_open=True)
+    past_snapshot_every: int = setting(10, "updates between snapshots added to the past pool",
+                                  lo=1)
+    past_pool_size: int = setting(5, "past snapshots kept (oldest dropped)", lo=1, hi=100)
+
+
+def check(cfg: StageConfig) -> None:
+    """Whole episodes within a rollout; exploration that does not grow."""
+    if cfg.rollouts.episode != "hand":
+        raise ConfigError("stage kind 'dmc' needs rollouts.episode: hand (its targets are "
+                          "the Monte-Carlo returns of whole episodes within a rollout)")
+    if cfg.dmc.epsilon_final > cfg.dmc.epsilon:
+        raise ConfigError(f"config key 'dmc.epsilon_final' ({cfg.dmc.epsilon_final}) must "
+                          f"not exceed 'dmc.epsilon' ({cfg.dmc.epsilon})")
+
+
+# -- the update ------------------------------------------------------------------------
 class EpsilonGreedy(nn.Module):
     """A Q-network as the collector's policy: its log-probabilities are those of
     epsilon-greedy on Q (``epsilon`` shared uniformly over the legal moves, the rest on
@@ -130,71 +156,38 @@ def _taken(net: PolicyNet, batch: Batch, idx: torch.Tensor) -> torch.Tensor:
     return scores.gather(1, batch.actions[idx][:, None]).squeeze(1)
 
 
-class DMCStage(ppo_selfplay.PoolStage):
+# -- the stage -------------------------------------------------------------------------
+class DMCStage(PoolStage):
     """Deep Monte-Carlo against a pool of opponents (module docstring)."""
 
     KIND = "dmc"
+    SECTION = "dmc"
 
-    def __init__(self, cfg: StageConfig, run_dir: Path, **kw: Any) -> None:
-        super().__init__(cfg, run_dir, **kw)
-        n, d = cfg.network, cfg.dmc
-        self.net = PolicyNet(NetConfig(n.hidden_size, n.hidden_layers, n.action_hidden))
-        self.net.to(self.device).eval()
-        self.optimizer = torch.optim.Adam(self.net.parameters(), lr=d.learning_rate,
-                                          foreach=True)  # as PPO's: multi-tensor, faster
-        self.past_pool: list[dict[str, torch.Tensor]] = []
-        self.collector = RolloutCollector(cfg.make_env(), d.reward_scale, agents.make_agent,
-                                          batched_baseline)
-        self.steps_per_rollout = rollout_length(cfg)
-        per_update = cfg.rollouts.num_envs * self.steps_per_rollout
-        self.num_updates = (max(1, math.ceil(d.total_env_steps / per_update))
-                            if d.total_env_steps else None)
-        if PAST in cfg.opponents:
-            self.past_pool.append(self._snapshot())
+    def make_collector(self) -> Any:
+        return RolloutCollector(self.cfg.make_env(), self.cfg.dmc.reward_scale,
+                                agents.make_agent, batched_baseline)
 
-    # -- the loop ---------------------------------------------------------------------
-    def loop(self) -> str | None:
-        while not self.done():
-            epsilon = self._epsilon()
-            batch, rs = self._rollout(epsilon)
-            qs = self._update(batch)
-            self.counters.env_steps += rs.env_steps
-            self.scalars(dmc_scalars(rs, qs, len(batch), epsilon=epsilon,
-                                     lr=self.cfg.dmc.learning_rate,
-                                     updates=self.counters.update,
-                                     past_pool=len(self.past_pool)))
-            self.advance()
-            self.evaluate_and_save()
-            why = self.halted()
-            if why is not None:
-                return why
-        return None
-
-    def _epsilon(self) -> float:
+    def schedule(self) -> dict[str, float]:
         d = self.cfg.dmc
-        return d.epsilon + self.fraction_done() * (d.epsilon_final - d.epsilon)
+        return {"epsilon": d.epsilon + self.fraction_done() * (d.epsilon_final - d.epsilon)}
 
-    def _rollout(self, epsilon: float) -> tuple[Batch, RolloutStats]:
-        """Opponents for every game (and the learner's side), a past snapshot if one
-        plays, then one rollout of whole hands on fresh deals seeded by the update
-        number; gamma = lambda = 1 make each decision's return its Monte-Carlo return."""
-        cfg = self.cfg
-        n = cfg.rollouts.num_envs
-        kinds = sample_opponents(self.np_rng, cfg.opponents, n, have_past=bool(self.past_pool))
-        learner_team = self.np_rng.integers(0, 2, n)
-        past = EpsilonGreedy(self.past_net(), epsilon) if PAST in kinds else None
-        seed = (cfg.seed * 1_000_003 + self.counters.update) % (2**63)
-        return self.collector.collect(EpsilonGreedy(self.net, epsilon), past, kinds,
-                                      learner_team, self.steps_per_rollout, reset_seed=seed,
-                                      agent_seed=seed, gamma=1.0, lam=1.0)
+    def acting(self, net: PolicyNet, knobs: dict[str, float]) -> EpsilonGreedy:
+        return EpsilonGreedy(net, knobs["epsilon"])
 
-    def _update(self, batch: Batch) -> QStats:
+    def returns(self) -> tuple[float, float]:
+        return 1.0, 1.0  # each decision's return: its Monte-Carlo return
+
+    def learn(self, batch: Batch, knobs: dict[str, float]) -> QStats:
         d = self.cfg.dmc
-        stats = q_update(self.net, self.optimizer, batch, self.np_rng,
-                         epochs=d.update_epochs, num_minibatches=d.num_minibatches,
-                         max_grad_norm=d.max_grad_norm)
-        self.count_update(len(batch), d.past_snapshot_every, d.past_pool_size)
-        return stats
+        return q_update(self.net, self.optimizer, batch, self.np_rng,
+                        epochs=d.update_epochs, num_minibatches=d.num_minibatches,
+                        max_grad_norm=d.max_grad_norm)
+
+    def update_scalars(self, rs: RolloutStats, stats: QStats, decisions: int,
+                       knobs: dict[str, float]) -> dict[str, float]:
+        return dmc_scalars(rs, stats, decisions, epsilon=knobs["epsilon"],
+                           lr=self.cfg.dmc.learning_rate, updates=self.counters.update,
+                           past_pool=len(self.past_pool))
 
     def describe(self) -> str:
         return self.describe_as("DMC")
@@ -214,12 +207,18 @@ def dmc_scalars(rs: RolloutStats, qs: QStats, decisions: int, *, epsilon: float,
         "charts/opponent_seconds": rs.opponent_seconds,
         "charts/decisions_per_rollout": decisions,
         "charts/updates": updates, "charts/past_pool_size": past_pool,
-        **ppo_selfplay.rollout_scalars(rs)}
+        **rollout_scalars(rs)}
 
 
 build = DMCStage.new
 resume = DMCStage.from_checkpoint
-check_ready = ppo_selfplay.check_ready  # the same: device, starting weights, evaluation opponents
 
-__all__ = ["DMCStage", "EpsilonGreedy", "QStats", "build", "check_ready", "dmc_scalars",
-           "q_update", "resume"]
+KIND = StageKind(
+    name="dmc", help="Deep Monte-Carlo: Q per legal move fitted to self-play returns",
+    sections={"dmc": DMCSection}, reads=("checkpoints",), check=check,
+    check_ready=check_ready, build=build, resume=resume,
+    from_policy=False)
+"""The stage kind, as ``scopa_train.stages`` registers it."""
+
+__all__ = ["KIND", "DMCSection", "DMCStage", "EpsilonGreedy", "QStats", "build", "check",
+           "check_ready", "dmc_scalars", "q_update", "resume"]

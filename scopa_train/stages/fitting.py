@@ -1,6 +1,7 @@
 """What the fitting stage kinds share: rollouts of a fixed policy, then epochs of minibatches.
 
-A fitting stage (kind ``last_deal``, kind ``distill``) collects ``fit.decisions``
+A fitting stage (kind ``last_deal``, kind ``distill``) reads the ``fit`` section
+(``FitSection``, the same for each) and collects ``fit.decisions``
 decisions from rollouts of the ``init_from`` policy (``play_rollouts``), then fits a
 network to targets computed for them, epoch by epoch (``FittingStage``): Adam with a
 cosine learning rate (``fit.lr``), ``fit.epochs`` passes of ``fit.batch`` decisions, a
@@ -34,7 +35,7 @@ import torch
 from scopa_env.files import FileProblem, write_atomic
 from scopa_policy.network import PolicyNet
 
-from ..config import ConfigError, StageConfig
+from ..config import StageConfig
 from ..framework import Stage
 from ..rollout import (
     PAST,
@@ -46,8 +47,21 @@ from ..rollout import (
     rollout_length,
     sample_opponents,
 )
+from ..settings import ConfigError, setting
 
 Halted = Callable[[], "str | None"]
+
+
+@dataclass
+class FitSection:
+    decisions: int = setting(1_000_000, "decisions to collect from the starting policy's "
+                        "rollouts before fitting", lo=100)
+    epochs: int = setting(3, "passes over the collected decisions", lo=1, hi=1000)
+    batch: int = setting(1024, "decisions per minibatch", lo=1, hi=1 << 20)
+    lr: float = setting(5e-4, "Adam learning rate at the start (cosine to 0)", lo=0, hi=1,
+                   lo_open=True)
+    holdout: float = setting(0.02, "share of the decisions (the last collected) held out to "
+                        "score each epoch", lo=0, hi=0.5, lo_open=True)
 
 
 @dataclass
@@ -339,4 +353,5 @@ class FittingStage(Stage):
         self.save("latest")
 
 
-__all__ = ["FittingStage", "FlatDecisions", "Halted", "length_buckets", "play_rollouts"]
+__all__ = ["FitSection", "FittingStage", "FlatDecisions", "Halted", "length_buckets",
+           "play_rollouts"]

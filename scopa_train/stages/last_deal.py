@@ -1,4 +1,6 @@
-"""Stage kind ``last_deal``: teach a last-deal scorer the exact values of the last deal.
+"""Stage kind ``last_deal``: teach a last-deal scorer the exact values of the last deal: its
+config section (``LastDealSection``, with the ``fit`` section of every fitting kind), its
+checks, its loss and its stage (``LastDealStage``).
 
 The policy of ``init_from`` (a PPO run) plays rollouts as in training (the config's
 opponent pool, its moves sampled); every decision of its last deals with a choice is
@@ -52,10 +54,44 @@ from scopa_policy.last_deal_net import (
 )
 from scopa_policy.network import PolicyNet
 
-from ..config import ConfigError, StageConfig
+from ..config import StageConfig, needs_two_player_points
 from ..framework import Log, init_path
 from ..rollout import best_per_decision
-from .fitting import FittingStage, FlatDecisions, length_buckets, play_rollouts
+from ..settings import ConfigError, setting
+from . import StageKind
+from .fitting import FitSection, FittingStage, FlatDecisions, length_buckets, play_rollouts
+
+
+# -- the config section and its checks -------------------------------------------------
+@dataclass
+class LastDealSection:
+    width: int = setting(64, "token width of the last-deal scorer", lo=8, hi=1024)
+    layers: int = setting(3, "its transformer layers", lo=1, hi=16)
+    heads: int = setting(4, "its attention heads (width must be a multiple)", lo=1, hi=64)
+    regret_coef: float = setting(0.0, "weight of the expected points lost (under the scorer's "
+                            "softmax) added to the best-set loss", lo=0, hi=100)
+    suit_augment: bool = setting(False, "fit each minibatch's decisions under random "
+                            "permutations of the plain suits (cups, swords and clubs play "
+                            "alike: scopa_env.suit_maps)")
+    buckets: int = setting(0, "minibatches drawn together and sorted by the cards in play, so "
+                      "that each pads its decisions to fewer tokens (about 1.5 times faster "
+                      "at 16); 0 or 1: plain random minibatches", lo=0, hi=1 << 16)
+    ownership_coef: float = setting(0.0, "weight of the ownership loss: a training head "
+                               "predicts, from each move's hidden layer, which cards in play "
+                               "the mover ends up with under best play after it", lo=0,
+                               hi=100)
+
+
+def check(cfg: StageConfig) -> None:
+    """2-player hands for points; a width the heads divide."""
+    needs_two_player_points(cfg, "stage kind 'last_deal'", "the exact values are hand "
+                            "points margins of 2-player last deals")
+    if cfg.last_deal.width % cfg.last_deal.heads:
+        raise ConfigError(f"config key 'last_deal.width' = {cfg.last_deal.width} must be a "
+                          f"multiple of 'last_deal.heads' = {cfg.last_deal.heads}")
+
+
+# -- the decisions, the loss -----------------------------------------------------------
 
 
 @dataclass
@@ -336,6 +372,13 @@ def resume(ck: dict[str, Any], cfg: StageConfig, run_dir: Path, log: Log = print
     return stage
 
 
-__all__ = ["LastDealStage", "OwnershipHead", "Positions", "RecordingTeacher", "best_set_loss",
-           "build", "check_ready", "collect_positions", "ownership_loss", "resume",
-           "score_heldout"]
+KIND = StageKind(
+    name="last_deal", help="fits a last-deal scorer to exact values",
+    sections={"fit": FitSection, "last_deal": LastDealSection}, check=check,
+    check_ready=check_ready, build=build, resume=resume,
+    frozen={"last_deal": ("width", "layers", "heads")})
+"""The stage kind, as ``scopa_train.stages`` registers it."""
+
+__all__ = ["KIND", "LastDealSection", "LastDealStage", "OwnershipHead", "Positions",
+           "RecordingTeacher", "best_set_loss", "build", "check", "check_ready",
+           "collect_positions", "ownership_loss", "resume", "score_heldout"]

@@ -1,5 +1,7 @@
 """Stage kind ``distill`` (earlier ``suit_distill``): search distillation and expert
-iteration; at its core, teach the policy network to play alike in every suit view.
+iteration; at its core, teach the policy network to play alike in every suit view. Its
+config section (``DistillSection``, with the ``fit`` section of every fitting kind), its
+checks, its targets and its stage (``DistillStage``).
 
 Cups, swords and clubs play alike (``scopa_env.suit_maps``), but a network trained by PPO
 on card one-hots scores the 6 renamings of a decision differently: the PPO network of
@@ -70,10 +72,13 @@ from scopa_policy.last_deal_net import LastDealNet
 from scopa_policy.network import PolicyNet
 from scopa_policy.symmetry import decision_table
 
-from ..config import StageConfig, search_values_file
+from ..config import StageConfig
 from ..framework import Log, init_path
-from ..search_labels import is_self, search_values, self_spec
+from ..search_labels import is_self, search_agent, search_values, self_spec
+from ..settings import ConfigError, setting
+from . import StageKind
 from .fitting import (
+    FitSection,
     FittingStage,
     FlatDecisions,
     Halted,
@@ -87,6 +92,56 @@ SEARCH_CACHE = "search_values.npz"  # in the run directory: the search's values 
 SEARCH_TEACHER = "search_teacher.pt"  # in the run directory: the network that searches (self:)
 
 
+# -- the config section and its checks -------------------------------------------------
+@dataclass
+class DistillSection:
+    search: str = setting("", "a search agent whose move values (points) join the targets of "
+                     "some decisions outside the last deal, e.g. pimc:worlds=48,depth=8, "
+                     "or self:search=on[,worlds=N,...], the stage's own network searching "
+                     "(expert iteration) ('': none; scopa_train.search_labels)")
+    search_decisions: int = setting(0, "collected decisions (drawn at random) that the search "
+                               "scores", lo=0)
+    search_beta: float = setting(16.0, "a scored decision's target: the averaged logits + this x "
+                            "the search values", lo=0, hi=1e6)
+    search_workers: int = setting(0, "worker processes scoring them (0: one per CPU core)", lo=0,
+                             hi=256)
+    search_values: str = setting("", "an earlier run's search values (its search_values.npz, or "
+                            "its run directory) to reuse: where it scored the same decisions "
+                            "nothing is scored again ('': score them)")
+
+
+def search_values_file(path: str) -> Path:
+    """The search-values file ``distill.search_values`` names: the file, or the
+    ``search_values.npz`` of a run directory."""
+    p = Path(path)
+    return p / "search_values.npz" if p.is_dir() else p
+
+
+def check(cfg: StageConfig) -> None:
+    """A search named where decisions are scored; a search that can be made; values to
+    reuse that exist."""
+    d = cfg.distill
+    if d.search_decisions and not d.search:
+        raise ConfigError(f"config key 'distill.search_decisions' is {d.search_decisions} but "
+                          "'distill.search' names no search agent")
+    if d.search:
+        try:
+            if is_self(d.search):  # the stage's network, written when the stage starts
+                self_spec(d.search, "network.pt")
+            else:
+                search_agent(d.search, 0)
+        except ValueError as e:
+            raise ConfigError(f"config key 'distill.search': {e}") from None
+    if d.search_values:
+        if not d.search_decisions:
+            raise ConfigError("config key 'distill.search_values' is set but "
+                              "'distill.search_decisions' is 0: nothing is scored")
+        if not search_values_file(d.search_values).is_file():
+            raise ConfigError(f"config key 'distill.search_values': no file "
+                              f"{search_values_file(d.search_values)}")
+
+
+# -- the decisions and their targets ---------------------------------------------------
 @dataclass
 class Decisions(FlatDecisions):
     """Learner decisions with a choice, flat: decision ``i``'s legal moves have features
@@ -250,7 +305,7 @@ def padded(per_move: np.ndarray, row: np.ndarray, col: np.ndarray, n: int, width
     return out
 
 
-class SuitDistillStage(FittingStage):
+class DistillStage(FittingStage):
     """The suit-distillation stage: the student fits the teacher's suit-averaged policy."""
 
     KIND = "suit_distill"  # TensorBoard tags and progress (the kind is "distill" since)
@@ -351,25 +406,35 @@ def check_ready(cfg: StageConfig) -> None:
     load_checkpoint(init_path(cfg))
 
 
-def build(cfg: StageConfig, run_dir: Path, log: Log = print, **kw: Any) -> SuitDistillStage:
+def build(cfg: StageConfig, run_dir: Path, log: Log = print, **kw: Any) -> DistillStage:
     """A new stage from the PPO network and the last-deal scorer (if any) of
     ``init_from``."""
     ck = load_checkpoint(init_path(cfg))
-    return SuitDistillStage(cfg, run_dir, build_model(ck), build_last_deal(ck), log=log, **kw)
+    return DistillStage(cfg, run_dir, build_model(ck), build_last_deal(ck), log=log, **kw)
 
 
 def resume(ck: dict[str, Any], cfg: StageConfig, run_dir: Path, log: Log = print,
-           **kw: Any) -> SuitDistillStage:
+           **kw: Any) -> DistillStage:
     """The stage of a training checkpoint (which holds its teacher), where it stopped."""
     if "teacher" not in ck:
         raise CheckpointError(f"checkpoint {ck.get('path')!r} is damaged: a suit_distill "
                               f"training checkpoint holds its teacher network, this one "
                               f"has none")
     teacher = build_model({**ck, **ck["teacher"]})
-    stage = SuitDistillStage(cfg, run_dir, teacher, build_last_deal(ck), log=log, **kw)
+    stage = DistillStage(cfg, run_dir, teacher, build_last_deal(ck), log=log, **kw)
     stage.load(ck)
     return stage
 
 
-__all__ = ["Decisions", "SuitDistillStage", "add_search_values", "averaged_logits", "build",
-           "check_ready", "collect_decisions", "filled", "resume", "search_regret"]
+KIND = StageKind(
+    name="distill",
+    help="distils into the network its suit-averaged self and, with distill.search, a "
+    "search's move values (expert iteration when the search is the network's own: "
+    "self:search=on)",
+    sections={"fit": FitSection, "distill": DistillSection}, check=check,
+    check_ready=check_ready, build=build, resume=resume)
+"""The stage kind, as ``scopa_train.stages`` registers it."""
+
+__all__ = ["KIND", "Decisions", "DistillSection", "DistillStage", "add_search_values",
+           "averaged_logits", "build", "check", "check_ready", "collect_decisions", "filled",
+           "resume", "search_regret", "search_values_file"]
