@@ -97,8 +97,6 @@ def test_a_stop_keeps_the_results_already_played(stages, tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("argv", [
-    ["export", "{tmp}/nope.pt", "{tmp}/out.pt"],
-    ["export", "{junk}", "{tmp}/out.pt"],
     ["strength", "{tmp}/nope.pt", "--hands", "2"],
     ["curve", "{tmp}/no_run", "{tmp}/c.png"],
     ["throughput", "{tmp}/no_run"],
@@ -111,4 +109,18 @@ def test_every_report_command_names_a_bad_file_in_one_line(argv, tmp_path, capsy
     err = capsys.readouterr().err
     assert e.value.code == 2 and "Traceback" not in err
     assert err.strip().splitlines()[-1].startswith("python -m scopa_train.report: error: ")
+    assert not (tmp_path / "out.pt").exists()
+
+
+@pytest.mark.parametrize("source", ["{tmp}/nope.pt", "{junk}"])
+def test_export_names_a_bad_file_in_one_line(source, tmp_path, capsys):
+    from scopa_train import export
+
+    junk = tmp_path / "junk.pt"
+    shutil.copy(__file__, junk)
+    with pytest.raises(SystemExit) as e:
+        export.main([source.format(tmp=tmp_path, junk=junk), str(tmp_path / "out.pt")])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "Traceback" not in err
+    assert err.strip().splitlines()[-1].startswith("python -m scopa_train.export: error: ")
     assert not (tmp_path / "out.pt").exists()
