@@ -14,7 +14,7 @@ probability), which is what OpenSpiel's chance nodes need.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from .cards import CODES, FULL_DECK, N_CARDS, cards_of
 from .episode import check_seed, entropy_seed
@@ -46,6 +46,16 @@ from .rules.outcome import match_winner
 from .rules.scoring import score_hand
 
 
+class RoundStart(NamedTuple):
+    """The public position before a round's first move: the table, the piles and scope
+    counts by team, and the team that captured last (None: nobody yet this hand)."""
+
+    table: int
+    piles: tuple[int, int]
+    scope: tuple[int, int]
+    last_capture_team: int | None
+
+
 @dataclass
 class GameState:
     """Everything about a match in progress (including hidden cards).
@@ -74,6 +84,13 @@ class GameState:
     redeals: int = 0  # redeals (three kings) before the current hand's deal
     deal_outside: bool = False  # every hand is dealt card by card by deal_card
     to_deal: int = 0  # cards the engine waits for (deal_card) before the next move
+    # The current round's public history (every seat sees it): the moves played since the
+    # round's deal, ``(seat, action id)`` in order, and the public position before the
+    # first of them, ``RoundStart`` (what an agent reads the others' moves by).
+    # ``keep_history=False``: not kept (a search's scratch states, which never show it).
+    round_moves: tuple[tuple[int, int], ...] = field(default=(), compare=False)
+    round_start: RoundStart | None = field(default=None, compare=False)
+    keep_history: bool = field(default=True, compare=False)
 
     def copy(self) -> GameState:
         """An independent copy (the lists are copied; cards and rules are immutable)."""
@@ -140,6 +157,7 @@ def _deal_round(s: GameState) -> None:
     p, n = s.rules.players, s.rules.players * s.rules.hand_size
     first = first_seat(s.dealer, p)
     s.to_move = first
+    s.round_moves, s.round_start = (), None
     if s.deal_outside:
         s.to_deal = n
         return
@@ -240,6 +258,11 @@ def apply(s: GameState, action: int, check: bool = True, next_deck: Any = None,
         card, capture, takes_all = mv.card, mv.capture, mv.takes_all
     team = seat % 2
     hands, piles = s.hands, s.piles
+    if s.keep_history:
+        if not s.round_moves:
+            s.round_start = RoundStart(s.table, (piles[0], piles[1]),
+                                       (s.scope[0], s.scope[1]), s.last_capture_team)
+        s.round_moves += ((seat, action),)
     last_play = s.deck_pos == N_CARDS and sum(hands) == 1 << card  # hands are disjoint
     hands[seat], s.table, piles[team], scopa = play_card(
         hands[seat], s.table, piles[team], card, capture, takes_all, last_play,

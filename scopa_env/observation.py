@@ -27,12 +27,12 @@ information set) and the array form for many games at once (``card_sets_np``,
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from .cards import FULL_DECK, N_CARDS
-from .game import GameState
+from .game import GameState, RoundStart
 from .rules import Rules
 
 LAYOUT: tuple[tuple[str, int], ...] = (
@@ -116,6 +116,13 @@ class InfoSet:
     scope: tuple[int, int]
     last_capture: int | None  # 0 own team, 1 other team, None nobody yet
     legal_actions: tuple[int, ...]
+    # The current round's public history, as the single-game engine keeps it
+    # (``GameState.round_moves`` / ``round_start``: absolute seats and teams): the moves
+    # played since the round's deal and the public position before the first. Empty
+    # where the engine keeps none (``VectorScopaEnv``): nothing is read from the others'
+    # moves then.
+    round_moves: tuple[tuple[int, int], ...] = field(default=(), compare=False)
+    round_start: RoundStart | None = field(default=None, compare=False)
 
     @property
     def team(self) -> int:
@@ -133,13 +140,16 @@ def info_set(s: GameState, seat: int) -> InfoSet:
     return make_info_set(s.rules, seat=seat, dealer=s.dealer, hands=s.hands, table=s.table,
                          piles=s.piles, deck_count=s.deck_count, match_score=s.match_score,
                          scope=s.scope, last_capture_team=s.last_capture_team,
-                         legal_actions=legal)
+                         legal_actions=legal, round_moves=s.round_moves,
+                         round_start=s.round_start)
 
 
 def make_info_set(rules: Rules, *, seat: int, dealer: int, hands: Sequence[int], table: int,
                   piles: Sequence[int], deck_count: int, match_score: Sequence[int],
                   scope: Sequence[int], last_capture_team: int | None,
-                  legal_actions: tuple[int, ...]) -> InfoSet:
+                  legal_actions: tuple[int, ...],
+                  round_moves: tuple[tuple[int, int], ...] = (),
+                  round_start: RoundStart | None = None) -> InfoSet:
     """A seat's information set from a position's parts (per-seat hands, per-team piles,
     scores and scope, the last capturing team): what both engines' ``info_set`` share."""
     team = seat % 2
@@ -152,7 +162,7 @@ def make_info_set(rules: Rules, *, seat: int, dealer: int, hands: Sequence[int],
         hand_sizes=tuple(int(h).bit_count() for h in hands), deck_count=deck_count,
         match_score=(int(match_score[team]), int(match_score[1 - team])),
         scope=(int(scope[team]), int(scope[1 - team])), last_capture=last,
-        legal_actions=legal_actions)
+        legal_actions=legal_actions, round_moves=round_moves, round_start=round_start)
 
 
 def encode(s: GameState, seat: int) -> np.ndarray:

@@ -10,6 +10,7 @@ ENDGAME_MODES = ("net", "exact")  # net: the network alone; exact: agents.baseli
 SUIT_MODES = ("close", "last_deal", "all", "none")  # the first is the default
 DEFAULT_SUITS = SUIT_MODES[0]
 LEAF_MODES = ("net", "piles")  # the estimate at a search horizon
+SAMPLER_MODES = ("uniform", "policy")  # how worlds are dealt (agents.worlds)
 SEARCH_MODES = ("off", "on")  # on: scopa_policy.search's rollouts at play time
 PLAY_MODES = {"endgame": ENDGAME_MODES, "suits": SUIT_MODES, "search": SEARCH_MODES}
 
@@ -33,7 +34,11 @@ class SearchParams:
     closer than this (``inf``: every one); ``top``: roll out only the network's ``top``
     best moves (0: every legal move); ``leaf``: the estimate at the horizon, the
     network's value head (``net``) or ``pimc``'s expected points of the piles plus the
-    scope so far (``piles``)."""
+    scope so far (``piles``); ``sampler``: how the worlds are dealt, every consistent deal
+    alike (``uniform``) or weighted by how likely the others' moves this round make them
+    under the network's policy (``policy``: ``agents.worlds.InferenceSampler``, from
+    ``candidates`` x ``worlds`` uniform deals, the network's probabilities at
+    ``temperature``, mixed with ``floor`` of the uniform over the legal moves)."""
 
     worlds: int = 128
     horizon: int | None = 8
@@ -41,6 +46,10 @@ class SearchParams:
     gap: float = 2.0
     top: int = 3
     leaf: str = "piles"
+    sampler: str = "uniform"
+    candidates: int = 4
+    temperature: float = 1.0
+    floor: float = 0.1
 
     def __post_init__(self) -> None:
         if self.worlds < 1:
@@ -57,6 +66,16 @@ class SearchParams:
         if self.leaf not in LEAF_MODES:
             raise ValueError(f"search leaf must be one of {', '.join(LEAF_MODES)}, got "
                              f"{self.leaf!r}")
+        if self.sampler not in SAMPLER_MODES:
+            raise ValueError(f"search sampler must be one of {', '.join(SAMPLER_MODES)}, "
+                             f"got {self.sampler!r}")
+        if self.candidates < 1:
+            raise ValueError(f"search candidates must be at least 1, got {self.candidates}")
+        if not self.temperature > 0:
+            raise ValueError(f"search temperature must be more than 0, got "
+                             f"{self.temperature}")
+        if not 0 <= self.floor < 1:
+            raise ValueError(f"search floor must be at least 0 and below 1, got {self.floor}")
 
     def spec(self) -> str:
         """The settings that differ from the defaults, as spec parameters (``k=v,...``)."""
@@ -70,14 +89,17 @@ def _show(v: object) -> str:
 
 
 SEARCH_HELP = ("worlds=N (128), horizon=end|N plies (8), prior=X (0), gap=X (2; inf: every "
-               "decision), top=K (3; 0: every move), leaf=net|piles (piles)")
+               "decision), top=K (3; 0: every move), leaf=net|piles (piles), "
+               "sampler=uniform|policy (uniform), candidates=K (4), temperature=X (1), "
+               "floor=X (0.1)")
 
 
 def parse_search_param(key: str, raw: str) -> object:
     """A search setting's value from its spec text (``ValueError`` naming the setting
     when the text is no value of its type)."""
     kind = {"worlds": int, "horizon": int, "prior": float, "gap": float, "top": int,
-            "leaf": str}[key]
+            "leaf": str, "sampler": str, "candidates": int, "temperature": float,
+            "floor": float}[key]
     if key == "horizon" and raw == "end":
         return None
     try:

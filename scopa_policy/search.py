@@ -39,12 +39,14 @@ from typing import Any, Protocol
 import numpy as np
 
 from agents.analysis import MoveAnalysis, forced
-from agents.baselines.pimc import LeafModel, sample_worlds
+from agents.baselines.pimc import LeafModel
+from agents.worlds import UniformSampler, WorldSampler
 from scopa_env.game import GameState, apply
 from scopa_env.observation import InfoSet, encode, encode_info, info_set
 from scopa_env.rules import Rules
 from scopa_env.vector import VectorScopaEnv
 
+from .inference import policy_sampler
 from .modes import SearchParams
 from .network import PolicyNet, one_blas_thread
 
@@ -93,9 +95,10 @@ class RolloutPolicy:
             h = np.maximum(h @ w + b, 0)
         return h
 
-    def picks(self, obs: np.ndarray, ids: np.ndarray, valid: np.ndarray) -> np.ndarray:
-        """The first best legal id (B,) of each decision: observations ``obs`` (B, 216),
-        legal ids ``ids`` (B, L) padded, ``valid`` (B, L)."""
+    def logits(self, obs: np.ndarray, ids: np.ndarray, valid: np.ndarray) -> np.ndarray:
+        """The network's logits (B, L) of each decision's legal moves (-inf in the
+        padding): observations ``obs`` (B, 216), legal ids ``ids`` (B, L) padded, ``valid``
+        (B, L)."""
         row, col = np.nonzero(valid)
         flat = ids[row, col]
         with one_blas_thread():
@@ -106,7 +109,11 @@ class RolloutPolicy:
             score = (z @ self.out[0] + self.out[1])[:, 0]
         table = np.full(valid.shape, -np.inf, self.dtype)
         table[row, col] = score
-        return ids[np.arange(len(ids)), table.argmax(1)]
+        return table
+
+    def picks(self, obs: np.ndarray, ids: np.ndarray, valid: np.ndarray) -> np.ndarray:
+        """The first best legal id (B,) of each decision (``logits``' arguments)."""
+        return ids[np.arange(len(ids)), self.logits(obs, ids, valid).argmax(1)]
 
     def values(self, obs: np.ndarray) -> np.ndarray:
         """The value head (B,) of observations (B, 216), in hand points for the observer's
@@ -317,6 +324,7 @@ class SearchAgent:
         self.rng = random.Random(seed)
         self.precision = precision
         self._rollout: dict[int, RolloutPolicy] = {}
+        self._samplers: dict[tuple[int, str], WorldSampler] = {}
         self.searched = 0  # decisions searched
         self.rollouts = 0  # rollouts played
 
@@ -325,6 +333,19 @@ class SearchAgent:
         if got is None:
             got = self._rollout[id(policy.net)] = RolloutPolicy(
                 policy.net, value_scale(policy.meta), self.precision)
+        return got
+
+    def sampler(self, policy: RootPolicy) -> WorldSampler:
+        """How this agent deals its worlds (``SearchParams.sampler``) with ``policy``'s
+        network as the model of the others' play."""
+        p = self.params
+        if p.sampler == "uniform":
+            return UniformSampler()
+        key = (id(policy.net), "sampler")
+        got = self._samplers.get(key)
+        if got is None:
+            got = self._samplers[key] = policy_sampler(
+                self.rollout_policy(policy), p.candidates, p.temperature, p.floor)
         return got
 
     def _searches(self, info: InfoSet) -> bool:
@@ -434,7 +455,7 @@ class SearchAgent:
             keep = sorted(order[:p.top].tolist()) if p.top else list(range(len(logits)))
             if extra is not None and extra[j]:
                 keep = sorted(set(keep) | set(extra[j]))
-            worlds = sample_worlds(info, p.worlds, self.rng)
+            worlds = self.sampler(policy).sample(info, p.worlds, self.rng)
             plans.append(_Plan(info, logits, keep, [w for _, w in worlds],
                                sum(map(len, moves))))
             ids = [int(info.legal_actions[m]) for m in keep]

@@ -10,7 +10,8 @@ import types
 import pytest
 
 from agents import AGENTS, make_agent, parse_spec
-from agents.baselines.pimc import CARTE, DENARI, LeafModel, sample_worlds
+from agents.baselines.pimc import CARTE, DENARI, LeafModel
+from agents.worlds import sample_worlds
 from scopa_env.cards import FULL_DECK, N_CARDS, card_id, cards_of
 from scopa_env.game import GameState, apply, new_match
 from scopa_env.moves import action_text

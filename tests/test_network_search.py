@@ -13,7 +13,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from agents.baselines.pimc import sample_worlds
+from agents.worlds import sample_worlds
 from scopa_env.game import GameState, apply, new_match
 from scopa_env.observation import info_set
 from scopa_env.rules import make_rules
@@ -75,6 +75,12 @@ def test_spec_parses_the_search_settings():
     ("pretrained:search=on,top=1", "search top must be 0 (every move) or 2 or more"),
     ("pretrained:search=on,leaf=value", "search leaf must be one of net, piles"),
     ("pretrained:search=on,depth=3", "got 'depth=3'"),
+    ("pretrained:search=on,sampler=nope", "search sampler must be one of uniform, policy, "
+                                          "got 'nope'"),
+    ("pretrained:search=on,candidates=0", "search candidates must be at least 1, got 0"),
+    ("pretrained:search=on,temperature=0", "search temperature must be more than 0"),
+    ("pretrained:search=on,floor=1", "search floor must be at least 0 and below 1"),
+    ("pretrained:search=on,floor=x", "search setting floor takes a number, got 'x'"),
 ])
 def test_spec_refuses_bad_settings_in_one_line(spec, message):
     with pytest.raises(ValueError) as e:

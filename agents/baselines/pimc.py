@@ -24,17 +24,8 @@ come from ``info.unseen`` and the agent's own RNG.
 from __future__ import annotations
 
 import math
-import random
 
-from scopa_env.cards import (
-    COINS_MASK,
-    FULL_DECK,
-    N_CARDS,
-    RE_BELLO,
-    SETTEBELLO,
-    SUIT_MASK,
-    cards_of,
-)
+from scopa_env.cards import COINS_MASK, N_CARDS, RE_BELLO, SETTEBELLO, SUIT_MASK
 from scopa_env.game import GameState, apply
 from scopa_env.moves import ACE_ALL_BASE, ACTION_CAPTURE, legal_actions
 from scopa_env.observation import InfoSet
@@ -42,6 +33,7 @@ from scopa_env.rules import Rules
 from scopa_env.rules.scoring import CARTE_MAJORITY, DENARI_MAJORITY, napola_run
 
 from ..base import BaseAgent
+from ..worlds import sample_worlds
 
 INF = float("inf")
 PRIMIERA_SCALE = 6.0  # primiera sum difference worth tanh(1) ~ 0.76 of the point
@@ -228,89 +220,6 @@ class _Search:
                     if alpha >= beta:
                         break
         return best
-
-
-# ---------------------------------------------------------------- worlds
-
-
-def world_template(info: InfoSet) -> GameState:
-    """A state with everything the seat knows; other hands and the deck left empty."""
-    team = info.seat % 2
-    piles = [0, 0]
-    piles[team], piles[1 - team] = info.own_pile, info.other_pile
-    scope = [0, 0]
-    scope[team], scope[1 - team] = info.scope
-    score = [0, 0]
-    score[team], score[1 - team] = info.match_score
-    last = None if info.last_capture is None else (team if info.last_capture == 0 else 1 - team)
-    hands = [0] * info.players
-    hands[info.seat] = info.hand
-    return GameState(rules=info.rules, seed=0, dealer=info.dealer, deck=(),
-                     deck_pos=N_CARDS - info.deck_count, hands=hands, table=info.table,
-                     piles=piles, scope=scope, last_capture_team=last, to_move=info.seat,
-                     match_score=score)
-
-
-def dealt_within(info: InfoSet, depth: int) -> int:
-    """How many deck cards get dealt within ``depth`` plies from ``info``'s position."""
-    rules = info.rules
-    in_hands = sum(info.hand_sizes)
-    if depth <= in_hands or not info.deck_count:
-        return 0
-    per_deal = rules.players * rules.hand_size
-    deals = -(-(depth - in_hands) // per_deal)
-    return min(info.deck_count, deals * per_deal)
-
-
-def random_hands(cards: list[int], sizes: list[tuple[int, int]], rng: random.Random,
-                 hands: list[int] | None = None) -> list[int]:
-    """Deal ``cards`` uniformly at random to the seats of ``sizes`` (``(seat, cards it
-    holds)`` pairs), in place into ``hands`` (default: all empty): ``cards`` is shuffled,
-    and what is left after the hands (its tail) is the rest in random order."""
-    rng.shuffle(cards)
-    hands = hands if hands is not None else [0] * (1 + max(s for s, _ in sizes))
-    pos = 0
-    for seat, size in sizes:
-        m = 0
-        for c in cards[pos:pos + size]:
-            m |= 1 << c
-        hands[seat] = m
-        pos += size
-    return hands
-
-
-def sample_worlds(info: InfoSet, n: int, rng: random.Random, depth: int | None = None
-                  ) -> list[tuple[GameState, int]]:
-    """``n`` random deals of the unseen cards consistent with ``info``, merged when
-    they agree on everything a ``depth``-ply search can reach (the other hands and
-    the deck cards dealt within the horizon): ``[(state, multiplicity), ...]`` in
-    first-drawn order."""
-    template = world_template(info)
-    horizon = N_CARDS if depth is None else dealt_within(info, depth)
-    unseen = cards_of(info.unseen)
-    others = [(s, info.hand_sizes[s]) for s in range(info.players) if s != info.seat]
-    need = sum(h for _, h in others) + info.deck_count
-    if need != len(unseen):
-        raise ValueError(f"information set is inconsistent: {len(unseen)} unseen cards for "
-                         f"{need} places (other hands and deck)")
-    found: dict[tuple, list] = {}
-    dealt = sum(h for _, h in others)
-    for _ in range(n):
-        hands = random_hands(unseen, others, rng, list(template.hands))
-        rest = tuple(unseen[dealt:])
-        key = (tuple(hands), rest[:horizon])
-        entry = found.get(key)
-        if entry is not None:
-            entry[1] += 1
-            continue
-        w = template.copy()
-        w.hands = hands
-        restmask = 0
-        for c in rest:
-            restmask |= 1 << c
-        w.deck = tuple(cards_of(FULL_DECK & ~restmask)) + rest
-        found[key] = [w, 1]
-    return [(w, k) for w, k in found.values()]
 
 
 # ---------------------------------------------------------------- agent

@@ -66,7 +66,7 @@ from scopa_env.rules import NAMED_RULES, OPTION_NAMES, Rules, make_rules
 from scopa_env.rules.deal import TABLE, deal_odds, deal_place
 from scopa_env.rules.outcome import hand_end
 
-from ..baselines.pimc import random_hands
+from ..worlds import random_hands
 
 SHORT_NAME = "python_scopa"
 EPISODES = ("hand", "match")

@@ -27,7 +27,7 @@ from scopa_env.observation import InfoSet
 from scopa_env.rules import Rules
 
 from ..base import BaseAgent
-from ..baselines.pimc import random_hands, world_template
+from ..worlds import random_hands, world_template
 from .openspiel_game import PARAMETERS, SHORT_NAME, ScopaGame, ScopaState
 
 _FINAL = {"max_visit": ismcts.ISMCTSFinalPolicyType.MAX_VISIT_COUNT,
