@@ -21,7 +21,8 @@ of range fails at start with one line naming the key and what is allowed
 (``ConfigError``). A key of the old flat layout (``learning_rate: ...``) gets a line
 naming its new place (``ppo.learning_rate``). This module holds what every stage shares:
 the sections all kinds read, the stage (``StageConfig``), YAML, ``--set`` overrides and
-the recipe; a key's typing and checks are ``scopa_train.settings``'.
+the recipe. The sections every kind reads are ``scopa_train.sections``', a kind's own
+its module's; a key's typing and checks are ``scopa_train.settings``'.
 """
 
 from __future__ import annotations
@@ -41,94 +42,26 @@ from typing import Any
 import yaml
 
 from agents import check_spec
-from scopa_env.rules import NAMED_RULES, OPTION_NAMES, resolve_rules
+from scopa_env.rules import OPTION_NAMES, resolve_rules
 
+from .old_layout import OLD_KEYS
+from .sections import (
+    SHARED_AFTER,
+    SHARED_BEFORE,
+    CheckpointsSection,
+    EvaluationSection,
+    NetworkSection,
+    RolloutsSection,
+    RulesSection,
+    RunSection,
+)
 from .settings import ConfigError, section_lines, type_of
 from .settings import make_section as _make_section
-from .settings import setting as _f
 from .stages import BUILTIN, RENAMED, kind_name, kind_sections, kinds
 
 OPPONENT_KINDS = ("self", "past", "random", "greedy", "expert")
-MAX_SEED = 2**63 - 1
 # a run or stage name is one folder name: it cannot place the run outside runs_dir
 NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.+-]{0,99}")
-
-
-# -- the sections every stage kind reads -------------------------------------------
-@dataclass
-class RunSection:
-    name: str = _f("default", "run name (letters, digits and _ . + -, starting with a letter "
-                   "or digit); the run directory is runs_dir/NAME-TIMESTAMP")
-    seed: int = _f(1, "seed of everything (deals, sampling, minibatches)", lo=0, hi=MAX_SEED)
-    runs_dir: str = _f("runs", "parent folder of run directories")
-    device: str = _f("auto", "where the learner and the batched policy forward run: 'auto' "
-                     "(a CUDA GPU when torch sees one, else the CPU), 'cpu' or 'cuda'",
-                     choices=("auto", "cpu", "cuda"))
-    torch_threads: int = _f(1, "torch.set_num_threads (0 = one per CPU core)", lo=0, hi=256)
-    max_minutes: float = _f(0.0, "wall-clock limit of this invocation in minutes (0 = none): "
-                            "the stage in progress saves and the command stops; running the "
-                            "command again continues, with a fresh limit", lo=0)
-
-
-@dataclass
-class RulesSection:
-    name: str = _f("scopa", "named rule set", choices=tuple(NAMED_RULES))
-    players: int = _f(2, "2, or 4 (two teams; partners share the policy and the reward)",
-                      choices=(2, 4))
-    options: dict = _f({}, "extra rules options (docs/spec/rules.md), e.g. {target_score: 16}")
-
-
-@dataclass
-class RolloutsSection:
-    num_envs: int = _f(64, "games played in parallel by the batched environment", lo=1,
-                       hi=65536)
-    rollout_steps: int = _f(72, "moves per game per rollout (with episode=hand, rounded up "
-                            "to whole hands)", lo=1)
-    episode: str = _f("hand", "one episode = one hand or one match", choices=("hand", "match"))
-    reward: str = _f("points", "'points': hand points margin at each hand end (zero-sum); "
-                     "'match': +1/-1 at match end (sign of the margin with episode=hand)",
-                     choices=("points", "match"))
-    backend: str = _f("local", "where rollouts run: 'local' (this process) or 'ray' (Ray "
-                      "actors, the learner stays here; pip install -e .[ray]); PPO stages",
-                      choices=("local", "ray"))
-    ray_address: str = _f("", "Ray cluster to join with backend=ray: 'auto', HOST:PORT, or "
-                          "empty for Ray's default (RAY_ADDRESS, else the cluster `ray "
-                          "start` began on this machine, else a new local one)")
-    ray_workers: int = _f(2, "rollout workers (Ray actors, one CPU each) with backend=ray; "
-                          "each plays its share of the num_envs games", lo=1, hi=4096)
-
-
-@dataclass
-class NetworkSection:
-    hidden_size: int = _f(256, "observation encoder width", lo=8, hi=4096)
-    hidden_layers: int = _f(2, "observation encoder depth", lo=1, hi=8)
-    action_hidden: int = _f(128, "action scorer hidden width", lo=8, hi=4096)
-
-
-@dataclass
-class EvaluationSection:
-    every_steps: int = _f(500_000, "PPO, DMC: env steps between evaluations; other kinds "
-                          "are evaluated once, at their end (0 = never)", lo=0)
-    hands: int = _f(200, "paired hands per evaluation opponent", lo=1)
-    opponents: list = _f(["random", "greedy", "expert"],
-                         "baselines evaluated against (agent specs)")
-    seed: int = _f(2024, "evaluation seed (fixed: same deals every time)", lo=0, hi=MAX_SEED)
-    best_metric: str = _f("greedy", "evaluation opponent whose margin picks the best "
-                          "checkpoint")
-
-
-@dataclass
-class CheckpointsSection:
-    every_steps: int = _f(500_000, "PPO, DMC: env steps between periodic checkpoints (0 = only "
-                          "at the end; every stage saves latest.pt on a stop)", lo=0)
-    keep: int = _f(3, "periodic checkpoints kept (older ones deleted)", lo=1)
-
-
-SHARED_BEFORE: dict[str, type] = {"run": RunSection, "rules": RulesSection,
-                                   "rollouts": RolloutsSection, "network": NetworkSection}
-SHARED_AFTER: dict[str, type] = {"evaluation": EvaluationSection,
-                                  "checkpoints": CheckpointsSection}
-"""The sections every stage has besides its kinds' own: before them and after them."""
 
 
 def sections() -> dict[str, type]:
@@ -143,6 +76,7 @@ def section_kinds() -> dict[str, tuple[str, ...]]:
     return {s: tuple(n for n, k in ks.items() if s in k.sections or s in k.reads)
             for s in sections() if any(s in k.sections or s in k.reads for k in ks.values())}
 
+
 # the settings of a stage besides its sections (``opponents`` is a mapping of weights)
 STAGE_KEYS = ("name", "kind", "init_from", "opponents")
 PREVIOUS = "previous-stage"  # init_from of a recipe stage: the policy of the stage before
@@ -152,38 +86,6 @@ OPPONENTS_HELP = ("opponent pool: sampling weight per kind, kinds " + "/".join(O
 INIT_FROM_HELP = ("the weights a stage starts from: a checkpoint or policy file, or "
                   "'pretrained' (the shipped weights for the rules); in a recipe, default "
                   "the previous stage's policy; '' = a fresh network (PPO only)")
-
-# the flat layout of earlier versions: old key -> its section.key now
-OLD_KEYS: dict[str, str] = {
-    **{k: f"run.{k}" for k in ("name", "seed", "runs_dir", "device", "torch_threads",
-                               "max_minutes")},
-    "rules": "rules.name", "players": "rules.players", "rules_options": "rules.options",
-    **{k: f"rollouts.{k}" for k in ("num_envs", "rollout_steps", "episode", "reward",
-                                    "backend", "ray_address", "ray_workers")},
-    **{k: f"network.{k}" for k in ("hidden_size", "hidden_layers", "action_hidden")},
-    **{k: f"ppo.{k}" for k in ("total_env_steps", "reward_scale", "learning_rate",
-                               "lr_final_fraction", "gamma", "gae_lambda", "update_epochs",
-                               "num_minibatches", "clip_coef", "clip_vloss", "ent_coef",
-                               "ent_coef_final", "vf_coef", "max_grad_norm", "norm_adv",
-                               "target_kl", "endgame_coef", "past_snapshot_every",
-                               "past_pool_size")},
-    "algo": "kind",
-    "last_deal_decisions": "fit.decisions", "last_deal_epochs": "fit.epochs",
-    "last_deal_batch": "fit.batch", "last_deal_lr": "fit.lr",
-    "last_deal_holdout": "fit.holdout",
-    **{f"last_deal_{k}": f"last_deal.{k}" for k in ("width", "layers", "heads", "regret_coef",
-                                                     "suit_augment", "buckets",
-                                                     "ownership_coef")},
-    "distill_decisions": "fit.decisions", "distill_epochs": "fit.epochs",
-    "distill_batch": "fit.batch", "distill_lr": "fit.lr", "distill_holdout": "fit.holdout",
-    **{f"distill_{k}": f"distill.{k}" for k in ("search", "search_decisions", "search_beta",
-                                                 "search_workers", "search_values")},
-    "eval_every_steps": "evaluation.every_steps", "eval_hands": "evaluation.hands",
-    "eval_opponents": "evaluation.opponents", "eval_seed": "evaluation.seed",
-    "best_metric": "evaluation.best_metric", "eval_workers": "(removed: evaluations run in "
-    "the training process)",
-    "checkpoint_every_steps": "checkpoints.every_steps", "keep_checkpoints": "checkpoints.keep",
-}
 
 
 def make_section(name: str, data: Any, where: str = "") -> Any:
@@ -269,43 +171,6 @@ class StageConfig:
         return VectorScopaEnv(num_envs or r.num_envs, rules=self.rules.name, reward=r.reward,
                               episode=r.episode, seed=self.seed, records=False,
                               **self.rules_kwargs)
-
-    def torch_device(self) -> Any:
-        """The resolved ``run.device`` (a ``torch.device``); ``cuda`` without a GPU that
-        torch can use is a ``ConfigError``."""
-        import torch
-
-        d = self.run.device
-        if d == "cpu" or (d == "auto" and not torch.cuda.is_available()):
-            return torch.device("cpu")
-        if not torch.cuda.is_available():
-            raise ConfigError("config key 'run.device' is 'cuda' but torch sees no CUDA GPU "
-                              f"(torch {torch.__version__}); use device: auto or cpu")
-        return torch.device("cuda")
-
-    def set_up_torch(self, learner_device: Any) -> None:
-        """Apply ``run.torch_threads`` and torch's deterministic algorithms: without them
-        some multi-threaded CPU kernels add in an order that varies from run to run, and
-        on a GPU the backward of the network's gathers adds with atomics. For a CUDA
-        learner ``CUBLAS_WORKSPACE_CONFIG`` is set first (unless the user set it), as
-        deterministic cuBLAS requires. Process-wide, as torch's thread count is."""
-        import os
-
-        import torch
-
-        torch.set_num_threads(self.threads())
-        if learner_device.type == "cuda":
-            os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
-        torch.use_deterministic_algorithms(True, warn_only=True)
-
-    def threads(self) -> int:
-        """``run.torch_threads`` resolved (0 = the CPU cores this process may use)."""
-        import os
-
-        if self.run.torch_threads:
-            return self.run.torch_threads
-        return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") \
-            else (os.cpu_count() or 1)
 
 
 def needs_two_player_points(cfg: StageConfig, what: str, why: str) -> None:

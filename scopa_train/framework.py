@@ -53,6 +53,7 @@ from scopa_policy.checkpoint import (
 from scopa_policy.network import NetConfig
 
 from .config import PREVIOUS, ConfigError, StageConfig
+from .device import set_up_torch, torch_device
 from .policy_eval import calibrate, evaluate_policy
 
 Log = Callable[[str], None]
@@ -258,8 +259,8 @@ class Stage:
                  deadline: float | None = None) -> None:
         self.cfg, self.run_dir, self.progress, self.log = cfg, run_dir, progress, log
         self.clock_offset, self.steps_offset, self.deadline = clock_offset, steps_offset, deadline
-        self.device = torch.device("cpu") if self.CPU_ONLY else cfg.torch_device()
-        cfg.set_up_torch(self.device)
+        self.device = torch.device("cpu") if self.CPU_ONLY else torch_device(cfg)
+        set_up_torch(cfg, self.device)
         random.seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         self.np_rng = np.random.default_rng(cfg.seed)

@@ -38,6 +38,7 @@ from .config import (
     recipe_from_dict,
     stage_from_dict,
 )
+from .device import torch_device
 from .framework import (
     Log,
     clean_run_temps,
@@ -330,7 +331,7 @@ def _resume_stage(path: Path, overrides: list[str], progress: bool,
         raise ConfigError(f"--resume continues the stage's kind ({ck['config'].get('kind')!r});"
                           f" 'kind' cannot be changed with --set: start a new run instead")
     cfg = stage_from_dict(data, f"checkpoint {ck['path']}")
-    cfg.torch_device()
+    torch_device(cfg)
     folder = ck_path.parent.parent
     clean_run_temps(folder, log)
     stage = kind(cfg.kind).resume(ck, cfg, folder, progress=progress, log=log)

@@ -22,6 +22,7 @@ from scopa_policy.agent import PolicyAgent, load_policy_agent
 from scopa_policy.network import NetConfig, PolicyNet
 from scopa_train import recipe
 from scopa_train.config import load_config
+from scopa_train.device import set_up_torch
 from scopa_train.framework import make_run_dir
 from scopa_train.rollout import RolloutCollector
 from scopa_train.stages.ppo import PPOStage
@@ -220,7 +221,7 @@ def test_training_on_the_cpu_turns_on_deterministic_algorithms() -> None:
               torch.is_deterministic_algorithms_warn_only_enabled(), torch.get_num_threads())
     try:
         torch.use_deterministic_algorithms(False)
-        load_config(SMOKE, ["run.torch_threads=1"]).set_up_torch(torch.device("cpu"))
+        set_up_torch(load_config(SMOKE, ["run.torch_threads=1"]), torch.device("cpu"))
         assert torch.are_deterministic_algorithms_enabled()
         assert torch.get_num_threads() == 1
     finally:

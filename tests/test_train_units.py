@@ -24,6 +24,7 @@ from scopa_policy.checkpoint import (
 from scopa_policy.features import ACTION_DIM, action_inputs
 from scopa_policy.network import NetConfig, PolicyNet
 from scopa_train.config import PREVIOUS, ConfigError, StageConfig, load_config, load_recipe
+from scopa_train.device import threads, torch_device
 
 CONFIGS = Path(__file__).resolve().parent.parent / "configs"
 TINY = NetConfig(hidden_size=16, hidden_layers=1, action_hidden=8)
@@ -449,9 +450,9 @@ def test_vectorised_gae_equals_the_transition_loop() -> None:
 # -- device ---------------------------------------------------------------------------------
 def test_device_auto_is_the_cpu_without_a_gpu(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
-    assert load_config(CONFIGS / "smoke.yaml").torch_device() == torch.device("cpu")
+    assert torch_device(load_config(CONFIGS / "smoke.yaml")) == torch.device("cpu")
     cfg = load_config(CONFIGS / "smoke.yaml", ["run.device=cpu"])
-    assert cfg.torch_device() == torch.device("cpu")
+    assert torch_device(cfg) == torch.device("cpu")
 
 
 def test_device_cuda_without_a_gpu_is_a_config_error(monkeypatch: pytest.MonkeyPatch,
@@ -461,7 +462,7 @@ def test_device_cuda_without_a_gpu_is_a_config_error(monkeypatch: pytest.MonkeyP
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     cfg = load_config(CONFIGS / "smoke.yaml", ["run.device=cuda"])
     with pytest.raises(ConfigError, match="'run.device' is 'cuda' but torch sees no CUDA GPU"):
-        cfg.torch_device()
+        torch_device(cfg)
     code = main(["--config", str(CONFIGS / "smoke.yaml"), "--set", "run.device=cuda",
                  "--set", f"run.runs_dir={tmp_path}", "--no-progress"])
     err = capsys.readouterr().err
@@ -488,8 +489,8 @@ def test_ray_missing_is_reported_after_the_configs_own_contradictions(
 
 def test_torch_threads_zero_means_every_core() -> None:
     cfg = load_config(CONFIGS / "smoke.yaml", ["run.torch_threads=0"])
-    assert cfg.threads() == len(os.sched_getaffinity(0))
-    assert load_config(CONFIGS / "smoke.yaml", ["run.torch_threads=3"]).threads() == 3
+    assert threads(cfg) == len(os.sched_getaffinity(0))
+    assert threads(load_config(CONFIGS / "smoke.yaml", ["run.torch_threads=3"])) == 3
 
 
 @pytest.mark.parametrize("user, policy, spin", [

@@ -34,6 +34,7 @@ from scopa_policy.checkpoint import policy_checkpoint
 from scopa_policy.network import NetConfig, PolicyNet, count_parameters
 
 from ..config import ConfigError, StageConfig
+from ..device import torch_device
 from ..framework import Log, Stage, starting_weights
 from ..rollout import PAST, Batch, RolloutStats, rollout_length, sample_opponents
 
@@ -247,7 +248,7 @@ def check_ready(cfg: StageConfig) -> None:
     and every evaluation opponent (a ``ckpt:`` file is read)."""
     import agents
 
-    cfg.torch_device()
+    torch_device(cfg)
     if cfg.init_from:
         starting_weights(cfg)
     if cfg.evaluation.every_steps:
