@@ -150,6 +150,36 @@ def test_the_game_is_the_engines():
         assert state.returns() == ([1.0, -1.0] if ref.winner == 0 else [-1.0, 1.0])
 
 
+@pytest.mark.parametrize("players", [2, 4])
+def test_default_hand_returns_are_the_engines_hand_score(players):
+    """``episode=hand`` (the default): given the engine's deal as chance outcomes and the
+    same moves, the game ends with the hand and each seat's return is its team's margin
+    of the engine's hand score, in points."""
+    name = "python_scopa" if players == 2 else "python_scopa(players=4)"
+    game = pyspiel.load_game(name)
+    margins = set()
+    for seed in range(6):
+        ref = new_match(make_rules("scopa", players=players), seed)
+        state = game.new_initial_state()
+        rng = random.Random(seed)
+        hand = None
+        while not state.is_terminal():
+            if state.is_chance_node():
+                state.apply_action(ref.deck[state.s.deck_pos])
+                continue
+            assert hand is None, "the game went on past the engine's hand"
+            action = rng.choice(state.legal_actions())
+            state.apply_action(action)
+            hand = apply(ref, action, deal_next=False).hand
+        assert hand is not None, "the game ended before the engine's hand"
+        points = [hand.score[t]["points"]["total"] for t in range(2)]
+        margin = float(points[0] - points[1])
+        assert state.returns() == [margin if seat % 2 == 0 else -margin
+                                   for seat in range(players)]
+        margins.add(margin)
+    assert len(margins) > 1  # not one figure by chance
+
+
 def test_hand_returns_are_team_margins():
     game = pyspiel.load_game("python_scopa(players=4)")
     state = random_play(game.new_initial_state(), random.Random(1), 10_000)
