@@ -13,7 +13,8 @@ map of the whole observation (piles, scope, last capture). Pre-norm transformer 
 token, the sum of the captured cards' tokens, the global token and the move features
 (``scopa_policy.features``). The scores are the policy's logits for those decisions.
 
-``LastDealNet`` is the torch network (trained by ``scopa_train.last_deal``);
+``LastDealNet`` is the torch network (trained by the stage kind ``last_deal``,
+``scopa_train.stages.last_deal``);
 ``NumpyLastDeal`` is the same numbers in numpy float64, for agents.
 """
 

@@ -6,7 +6,7 @@ at most ``2 x hand_size`` plies. ``move_values`` solves it to the end (negamax o
 bitmasks, memoised) and gives, for each legal move of the seat to move, the hand's
 final points margin (own team minus other, scope included) under best play by both
 sides from there on; ``move_outcomes`` the mover's final pile on that line (which of
-the cards in play each move wins, a training target of ``scopa_train.last_deal``).
+the cards in play each move wins, a training target of ``scopa_train.stages.last_deal``).
 
 The rules are the engine's: legal moves (``legal_actions``), what a move takes and the
 scopa predicate (``scopa_env.rules.capture``), the scoring (``score_hand``); ``_play``
