@@ -19,10 +19,15 @@ play their moves out in such worlds. Two ways to deal them:
   played and public.
 
 Every world comes from ``info`` and the agent's RNG alone: no hidden card is read.
+
+``make_sampler(name, rules)`` builds one by name (``pimc:sampler=...``): ``uniform`` here,
+the others from the ``scopa.samplers`` entry points (``policy`` is registered by
+``scopa_policy``, the layer that holds the network: this one never imports it).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
 import math
 import random
 from collections.abc import Sequence
@@ -35,6 +40,7 @@ from scopa_env.cards import FULL_DECK, N_CARDS, cards_of
 from scopa_env.game import GameState, apply
 from scopa_env.moves import ACTION_CARD_LIST
 from scopa_env.observation import InfoSet
+from scopa_env.rules import Rules
 
 Worlds = list[tuple[GameState, int]]  # (world, multiplicity), in first-drawn order
 
@@ -270,3 +276,38 @@ def log_uniform_hands(info: InfoSet) -> float:
         out -= math.log(math.comb(n, size))
         n -= size
     return out
+
+
+SAMPLER_GROUP = "scopa.samplers"
+
+
+def _registered() -> dict[str, importlib.metadata.EntryPoint]:
+    return {ep.name: ep for ep in importlib.metadata.entry_points(group=SAMPLER_GROUP)}
+
+
+def sampler_names() -> list[str]:
+    """The names ``make_sampler`` knows: ``uniform`` and the registered ones."""
+    return ["uniform"] + sorted(n for n in _registered() if n != "uniform")
+
+
+def check_sampler(name: str) -> None:
+    """``ValueError`` naming the known samplers unless ``name`` is one."""
+    if name not in sampler_names():
+        raise ValueError(f"unknown world sampler {name!r}; known: {', '.join(sampler_names())}")
+
+
+def make_sampler(name: str, rules: Rules) -> WorldSampler:
+    """The world sampler ``name`` for games of ``rules`` (an entry point's factory is
+    called with ``rules``); ``ValueError`` in one line when it is unknown or cannot be
+    built."""
+    check_sampler(name)
+    if name == "uniform":
+        return UniformSampler()
+    ep = _registered()[name]
+    try:
+        return ep.load()(rules)
+    except ValueError:
+        raise
+    except Exception as e:  # a broken plugin: named, in one line
+        raise ValueError(f"world sampler {name!r} ({ep.value}) cannot be built: "
+                         f"{type(e).__name__}: {e}") from None

@@ -132,3 +132,20 @@ PRETRAINED = LearnedFamily(
 
 __all__ = ["CHECKPOINT", "PRETRAINED", "LearnedFamily", "parse_checkpoint", "play_params",
            "parse_pretrained"]
+
+
+def shipped_sampler(rules: Any) -> Any:
+    """The inference sampler (``scopa_policy.inference``) with the shipped weights for
+    ``rules`` as the model of the others' play, at the search's default settings: the
+    ``policy`` entry of the ``scopa.samplers`` group (``pimc:sampler=policy``)."""
+    try:
+        from .agent import PretrainedAgent
+        from .inference import policy_sampler
+        from .search import RolloutPolicy, value_scale
+    except ImportError as e:
+        raise ValueError(missing_extra(e) or f"sampler=policy needs scopa_policy (with "
+                         f"torch), which could not be imported: {e}") from e
+    net = PretrainedAgent(seed=0).policy(rules)
+    p = SearchParams()
+    return policy_sampler(RolloutPolicy(net.net, value_scale(net.meta)), p.candidates,
+                          p.temperature, p.floor)

@@ -234,3 +234,46 @@ def test_the_quality_benchmark_compares_the_two_samplers():
     assert "positions from 6 hands against pretrained" in out.stdout
     assert out.stdout.count("loglik gain") == 2
     assert "uniform_median_ms" in out.stdout and "policy_median_ms" in out.stdout
+
+
+def test_pimc_deals_its_worlds_by_the_named_sampler():
+    """``pimc:sampler=policy`` reads the table through the ``scopa.samplers`` entry point;
+    the uniform default keeps its spec and its moves."""
+    from agents import make_agent
+
+    assert make_agent("pimc:worlds=6,depth=3").spec == "pimc:worlds=6,depth=3"
+    assert make_agent("pimc:worlds=6,depth=3,sampler=uniform").spec == "pimc:worlds=6,depth=3"
+    reading = make_agent("pimc:worlds=6,depth=3,sampler=policy", seed=4)
+    assert reading.spec == "pimc:worlds=6,depth=3,sampler=policy"
+    for info, _, _ in played_positions(6, seed=31):
+        assert reading.act(info) in info.legal_actions
+        uniform = make_agent("pimc:worlds=6,depth=3", seed=4)
+        before = make_agent("pimc:worlds=6,depth=3", seed=4)
+        # the same worlds as the sampler the search had before samplers were named
+        worlds = sample_worlds(info, 6, random.Random(9), 3)
+        assert [w.hands for w, _ in UniformSampler().sample(info, 6, random.Random(9), 3)] \
+            == [w.hands for w, _ in worlds]
+        assert uniform.act(info) == before.act(info)
+
+
+def test_an_unknown_or_broken_sampler_is_one_clear_line(monkeypatch):
+    import importlib.metadata
+
+    from agents import make_agent
+    from agents.worlds import make_sampler
+
+    out = subprocess.run([sys.executable, "-c",
+                          "import sys; from scopa_cli import main; sys.exit(main(sys.argv[1:]))",
+                          "eval", "pimc:sampler=nope", "greedy", "--hands", "2"],
+                         capture_output=True, text=True, cwd=ROOT, timeout=120)
+    assert out.returncode != 0 and "Traceback" not in out.stderr
+    assert "unknown world sampler 'nope'; known: uniform, policy" in out.stderr
+    assert len(out.stderr.strip().splitlines()) == 1, out.stderr
+    with pytest.raises(ValueError, match="unknown world sampler 'x'"):
+        make_agent("pimc:sampler=x")
+    broken = importlib.metadata.EntryPoint("policy", "no_such_module_here:f", "scopa.samplers")
+    monkeypatch.setattr(importlib.metadata, "entry_points",
+                        lambda group=None: [broken] if group == "scopa.samplers" else [])
+    with pytest.raises(ValueError, match=r"world sampler 'policy' \(no_such_module_here:f\) "
+                                         r"cannot be built: ModuleNotFoundError"):
+        make_sampler("policy", make_rules("scopa"))

@@ -2,9 +2,10 @@
 
 For each move:
 1. **Sample worlds.** Deal the cards the seat has not seen (``info.unseen``: the
-   other hands and the rest of the deck) at random into the other seats' hands (by
-   their known sizes) and the deck order; the seat's hand, the table, both piles,
-   the scope counts and who captured last are as the seat knows them. ``worlds``
+   other hands and the rest of the deck) into the other seats' hands (by their known
+   sizes) and the deck order (``agents.worlds``: at random, ``sampler=uniform``, or
+   weighted by the others' moves this round, ``sampler=policy``); the seat's hand, the
+   table, both piles, the scope counts and who captured last are as the seat knows them. ``worlds``
    samples are drawn; identical ones are merged (weighted), so that at the end of a
    2-player hand, where every card is known, one search does.
 2. **Search each world** with alpha-beta (negamax: the two sides alternate at every
@@ -33,7 +34,7 @@ from scopa_env.rules import Rules
 from scopa_env.rules.scoring import CARTE_MAJORITY, DENARI_MAJORITY, napola_run
 
 from ..base import BaseAgent
-from ..worlds import sample_worlds
+from ..worlds import WorldSampler, check_sampler, make_sampler
 
 INF = float("inf")
 PRIMIERA_SCALE = 6.0  # primiera sum difference worth tanh(1) ~ 0.76 of the point
@@ -234,6 +235,9 @@ class PIMCAgent(BaseAgent):
     PARAMS = {
         "worlds": (int, 12, "sampled deals of the unseen cards per move"),
         "depth": (int, 5, "search depth in plies (moves), the root move included"),
+        "sampler": (str, "uniform", "how the worlds are dealt: uniform, or policy (weighted "
+                                    "by the shipped network's likelihood of the others' "
+                                    "moves this round, agents.worlds)"),
     }
     values_in_points = True  # scores: the mean hand margin for the seat's team
 
@@ -244,7 +248,12 @@ class PIMCAgent(BaseAgent):
         if self.worlds < 1 or self.depth < 1:
             raise ValueError(f"pimc: worlds and depth must be at least 1, got "
                              f"worlds={self.worlds}, depth={self.depth}")
+        self.sampler = str(self.params["sampler"])
+        check_sampler(self.sampler)
+        if self.sampler == "uniform":  # the spec as it was before samplers existed
+            self.spec = f"{self.name}:worlds={self.worlds},depth={self.depth}"
         self._leaf: dict[Rules, LeafModel] = {}
+        self._samplers: dict[Rules, WorldSampler] = {}
         self.nodes = 0
 
     def scores(self, info: InfoSet) -> list[float]:
@@ -255,7 +264,10 @@ class PIMCAgent(BaseAgent):
             model = self._leaf[info.rules] = LeafModel(info.rules)
         search = _Search(info.rules, model)
         totals = [0.0] * len(legal)
-        for world, weight in sample_worlds(info, self.worlds, self.rng, self.depth):
+        sampler = self._samplers.get(info.rules)
+        if sampler is None:
+            sampler = self._samplers[info.rules] = make_sampler(self.sampler, info.rules)
+        for world, weight in sampler.sample(info, self.worlds, self.rng, self.depth):
             for i, a in enumerate(legal):
                 totals[i] += weight * search.child_value(world, a, self.depth)
         self.nodes += search.nodes
