@@ -152,3 +152,32 @@ def test_a_kind_that_does_not_hold_together_is_one_line(
     err = out.stderr.strip().splitlines()
     assert out.returncode == 2 and len(err) == 1 and words in err[0], out.stderr
     assert "Traceback" not in out.stderr
+
+
+def test_the_docs_show_the_example_kind_as_it_is() -> None:
+    """docs/stage_kinds.md's file is examples/my_stage_kind.py (the one the tests train),
+    from its imports on."""
+    doc = (ROOT / "docs" / "stage_kinds.md").read_text()
+    src = (ROOT / "examples" / "my_stage_kind.py").read_text()
+    block = doc.split("```python\n", 1)[1].split("```", 1)[0]
+    assert block == src[src.index("from __future__ import annotations"):]
+    assert '"reinforce": "scopa_train.stages.reinforce:KIND"' in doc  # the one registry line
+
+
+def test_one_registry_line_adds_a_kind_to_the_kit(tmp_path: Path,
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    """The kit's way: the module and one line of ``BUILTIN`` (no entry point)."""
+    from scopa_train.stages import BUILTIN
+
+    site = tmp_path / "site"
+    site.mkdir()
+    shutil.copy(ROOT / "examples" / "my_stage_kind.py", site / "my_stage_kind.py")
+    monkeypatch.syspath_prepend(str(site))
+    monkeypatch.setitem(BUILTIN, "reinforce", "my_stage_kind:KIND")
+    kinds.cache_clear()
+    try:
+        cfg = load_recipe(None, ["kind=reinforce", "reinforce.learning_rate=0.01"]).stages[0]
+        assert cfg.kind == "reinforce" and cfg.reinforce.learning_rate == 0.01
+        assert list(cfg.to_dict())[-3:] == ["reinforce", "evaluation", "checkpoints"]
+    finally:
+        kinds.cache_clear()
