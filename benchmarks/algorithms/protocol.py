@@ -60,11 +60,16 @@ def load_example(name: str) -> ModuleType:
 
 
 def need(module: str, extra: str, name: str) -> None:
-    """Exit with one line naming the extra to install unless ``module`` imports."""
-    if importlib.util.find_spec(module.split(".")[0]) is None or \
-            importlib.util.find_spec(module) is None:
-        print(f"{name}: needs {module}, which is not installed: pip install -e .[{extra}]",
-              file=sys.stderr)
+    """Exit with one line naming the extra to install unless ``module`` imports: its
+    files alone are not enough (``ray.rllib`` is inside the ``ray`` extra's package, and
+    only the ``rllib`` extra installs what it imports)."""
+    try:
+        importlib.import_module(module)
+    except ImportError as e:
+        found = importlib.util.find_spec(module.split(".")[0]) is not None
+        why = f" (importing it fails: {str(e).splitlines()[0]})" if found else ""
+        print(f"{name}: needs {module}, which is not installed{why}: pip install -e "
+              f".[{extra}]", file=sys.stderr)
         sys.exit(MISSING)
 
 
