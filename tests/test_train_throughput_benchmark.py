@@ -40,3 +40,20 @@ def test_the_figures_and_the_flops_of_the_networks_products(
     forward = encoder + 2 * h + 2 * h * a + m * per_move
     expected = 3 * forward - 2 * OBS_DIM * h - m * 2 * ACTION_DIM * a
     assert out["learner_flops_per_sample"] == pytest.approx(expected, rel=1e-9)
+
+
+def test_the_learner_profile_gives_the_products_share(
+        capsys: pytest.CaptureFixture[str]) -> None:
+    """benchmarks/learner_profile.py (BENCHMARKS.md's learner-profile figure): one
+    profiled update of the smoke config; the products' share of its CPU time is the mm and
+    addmm rows of the operators it ranks."""
+    bench = import_benchmark("learner_profile")
+    smoke = str(bench.ROOT / "configs" / "smoke.yaml")
+    assert bench.main(["--config", smoke, "--json"]) == 0
+    out = json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+    assert 0 < out["matmul_share"] < 1 and out["matmul_gflops_while_running"] > 0
+    assert out["samples"] >= out["decisions"] > 0
+    top = out["top_self_cpu_share"]
+    assert sum(top.values()) <= 1 + 1e-9
+    shown = sum(v for k, v in top.items() if k in ("aten::mm", "aten::addmm"))
+    assert shown <= out["matmul_share"] + 1e-9
