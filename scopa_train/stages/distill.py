@@ -96,18 +96,18 @@ SEARCH_TEACHER = "search_teacher.pt"  # in the run directory: the network that s
 @dataclass
 class DistillSection:
     search: str = setting("", "a search agent whose move values (points) join the targets of "
-                     "some decisions outside the last deal, e.g. pimc:worlds=48,depth=8, "
-                     "or self:search=on[,worlds=N,...], the stage's own network searching "
-                     "(expert iteration) ('': none; scopa_train.search_labels)")
+                          "some decisions outside the last deal, e.g. pimc:worlds=48,depth=8, "
+                          "or self:search=on[,worlds=N,...], the stage's own network searching "
+                          "(expert iteration) ('': none; scopa_train.search_labels)")
     search_decisions: int = setting(0, "collected decisions (drawn at random) that the search "
-                               "scores", lo=0)
+                                    "scores", lo=0)
     search_beta: float = setting(16.0, "a scored decision's target: the averaged logits + this x "
-                            "the search values", lo=0, hi=1e6)
+                                 "the search values", lo=0, hi=1e6)
     search_workers: int = setting(0, "worker processes scoring them (0: one per CPU core)", lo=0,
-                             hi=256)
+                                  hi=256)
     search_values: str = setting("", "an earlier run's search values (its search_values.npz, or "
-                            "its run directory) to reuse: where it scored the same decisions "
-                            "nothing is scored again ('': score them)")
+                                 "its run directory) to reuse: where it scored the same decisions "
+                                 "nothing is scored again ('': score them)")
 
 
 def search_values_file(path: str) -> Path:

@@ -43,28 +43,28 @@ from ..config import StageConfig
 from ..rollout import Batch, RolloutCollector, RolloutStats, batched_baseline
 from ..settings import ConfigError, setting
 from . import StageKind
-from .pool import PoolStage, check_ready, explained_variance, rollout_scalars
+from .pool import PoolStage, check_ready, explained_variance, learner_start, rollout_scalars
 
 
 # -- the config section and its checks -------------------------------------------------
 @dataclass
 class DMCSection:
     total_env_steps: int = setting(2_000_000, "environment moves to train for (all seats); 0: no "
-                              "budget in moves, the stage trains until run.max_minutes or a "
-                              "stop (epsilon then keeps its start value)", lo=0)
+                                   "budget in moves, the stage trains until run.max_minutes or a "
+                                   "stop (epsilon then keeps its start value)", lo=0)
     reward_scale: float = setting(0.25, "rewards are multiplied by this for learning (the Q "
-                             "targets); logged points stay unscaled", lo=0, lo_open=True)
+                                  "targets); logged points stay unscaled", lo=0, lo_open=True)
     learning_rate: float = setting(3e-4, "Adam learning rate (constant)", lo=0, hi=1, lo_open=True)
     epsilon: float = setting(0.1, "the actors' exploration at the start: the share of moves "
-                        "drawn uniformly among the legal ones, the rest greedy on Q", lo=0,
-                        hi=1)
+                             "drawn uniformly among the legal ones, the rest greedy on Q", lo=0,
+                             hi=1)
     epsilon_final: float = setting(0.01, "exploration at the end (linear schedule, stepped once "
-                              "per update)", lo=0, hi=1)
+                                   "per update)", lo=0, hi=1)
     update_epochs: int = setting(1, "passes over each rollout's decisions", lo=1, hi=100)
     num_minibatches: int = setting(4, "minibatches per pass", lo=1, hi=1024)
     max_grad_norm: float = setting(1.0, "gradient clipping norm", lo=0, lo_open=True)
     past_snapshot_every: int = setting(10, "updates between snapshots added to the past pool",
-                                  lo=1)
+                                       lo=1)
     past_pool_size: int = setting(5, "past snapshots kept (oldest dropped)", lo=1, hi=100)
 
 
@@ -121,11 +121,7 @@ def q_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Batch,
     """Fit Q(s, chosen move) to the Monte-Carlo returns (``batch.returns``) by mean
     squared error, ``epochs`` passes over shuffled minibatches."""
     t0 = time.perf_counter()
-    net.train()
-    device = next(net.parameters()).device
-    batch = batch.to(device)
-    size = len(batch)
-    mb_size = max(1, size // num_minibatches)
+    device, batch, size, mb_size = learner_start(net, batch, num_minibatches)
     losses: list[float] = []
     for _ in range(epochs):
         order = torch.from_numpy(rng.permutation(size)).to(device)

@@ -55,13 +55,13 @@ Halted = Callable[[], "str | None"]
 @dataclass
 class FitSection:
     decisions: int = setting(1_000_000, "decisions to collect from the starting policy's "
-                        "rollouts before fitting", lo=100)
+                             "rollouts before fitting", lo=100)
     epochs: int = setting(3, "passes over the collected decisions", lo=1, hi=1000)
     batch: int = setting(1024, "decisions per minibatch", lo=1, hi=1 << 20)
     lr: float = setting(5e-4, "Adam learning rate at the start (cosine to 0)", lo=0, hi=1,
-                   lo_open=True)
+                        lo_open=True)
     holdout: float = setting(0.02, "share of the decisions (the last collected) held out to "
-                        "score each epoch", lo=0, hi=0.5, lo_open=True)
+                             "score each epoch", lo=0, hi=0.5, lo_open=True)
 
 
 @dataclass

@@ -69,17 +69,17 @@ class LastDealSection:
     layers: int = setting(3, "its transformer layers", lo=1, hi=16)
     heads: int = setting(4, "its attention heads (width must be a multiple)", lo=1, hi=64)
     regret_coef: float = setting(0.0, "weight of the expected points lost (under the scorer's "
-                            "softmax) added to the best-set loss", lo=0, hi=100)
+                                 "softmax) added to the best-set loss", lo=0, hi=100)
     suit_augment: bool = setting(False, "fit each minibatch's decisions under random "
-                            "permutations of the plain suits (cups, swords and clubs play "
-                            "alike: scopa_env.suit_maps)")
+                                 "permutations of the plain suits (cups, swords and clubs play "
+                                 "alike: scopa_env.suit_maps)")
     buckets: int = setting(0, "minibatches drawn together and sorted by the cards in play, so "
-                      "that each pads its decisions to fewer tokens (about 1.5 times faster "
-                      "at 16); 0 or 1: plain random minibatches", lo=0, hi=1 << 16)
+                           "that each pads its decisions to fewer tokens (about 1.5 times faster "
+                           "at 16); 0 or 1: plain random minibatches", lo=0, hi=1 << 16)
     ownership_coef: float = setting(0.0, "weight of the ownership loss: a training head "
-                               "predicts, from each move's hidden layer, which cards in play "
-                               "the mover ends up with under best play after it", lo=0,
-                               hi=100)
+                                    "predicts, from each move's hidden layer, which cards in play "
+                                    "the mover ends up with under best play after it", lo=0,
+                                    hi=100)
 
 
 def check(cfg: StageConfig) -> None:

@@ -218,6 +218,16 @@ class PoolStage(Stage):
         return f"{size}, {self.num_updates} updates of {games}"
 
 
+def learner_start(net: PolicyNet, batch: Batch, num_minibatches: int
+                  ) -> tuple[torch.device, Batch, int, int]:
+    """An update's start: the network in training mode, and its device, the rollout on
+    that device, the rollout's size and the minibatch size."""
+    net.train()
+    device = next(net.parameters()).device
+    size = len(batch)
+    return device, batch.to(device), size, max(1, size // num_minibatches)
+
+
 def explained_variance(pred: np.ndarray, target: np.ndarray) -> float:
     """1 - Var(target - pred) / Var(target): how much of the targets' variance the
     predictions explain (NaN when the targets do not vary)."""
@@ -259,4 +269,5 @@ def check_ready(cfg: StageConfig) -> None:
                 raise ConfigError(f"config key 'evaluation.opponents': {spec!r}: {e}") from None
 
 
-__all__ = ["PoolStage", "check_ready", "explained_variance", "rollout_scalars"]
+__all__ = ["PoolStage", "check_ready", "explained_variance", "learner_start",
+           "rollout_scalars"]

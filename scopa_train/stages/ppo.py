@@ -44,20 +44,20 @@ from ..rollout import (
 )
 from ..settings import ConfigError, setting
 from . import StageKind
-from .pool import PoolStage, check_ready, explained_variance, rollout_scalars
+from .pool import PoolStage, check_ready, explained_variance, learner_start, rollout_scalars
 
 
 # -- the config section and its checks -------------------------------------------------
 @dataclass
 class PPOSection:
     total_env_steps: int = setting(2_000_000, "environment moves to train for (all seats); 0: no "
-                              "budget in moves, the stage trains until run.max_minutes or a "
-                              "stop (the schedules then keep their start values)", lo=0)
+                                   "budget in moves, the stage trains until run.max_minutes or a "
+                                   "stop (the schedules then keep their start values)", lo=0)
     reward_scale: float = setting(0.25, "rewards are multiplied by this for learning (value "
-                             "targets); logged points stay unscaled", lo=0, lo_open=True)
+                                  "targets); logged points stay unscaled", lo=0, lo_open=True)
     learning_rate: float = setting(3e-4, "Adam learning rate", lo=0, hi=1, lo_open=True)
     lr_final_fraction: float = setting(0.1, "linear schedule, stepped once per update: final lr = "
-                                  "learning_rate x this", lo=0, hi=1)
+                                       "learning_rate x this", lo=0, hi=1)
     gamma: float = setting(1.0, "discount per own move", lo=0, hi=1)
     gae_lambda: float = setting(0.95, "GAE lambda", lo=0, hi=1)
     update_epochs: int = setting(4, "PPO epochs per rollout", lo=1, hi=100)
@@ -66,20 +66,20 @@ class PPOSection:
     clip_vloss: bool = setting(True, "clip the value loss like the policy ratio")
     ent_coef: float = setting(0.01, "entropy bonus at the start", lo=0, hi=1)
     ent_coef_final: float = setting(0.001, "entropy bonus at the end (linear schedule, stepped "
-                               "once per update)", lo=0, hi=1)
+                                    "once per update)", lo=0, hi=1)
     vf_coef: float = setting(0.5, "value loss weight", lo=0, hi=100)
     max_grad_norm: float = setting(0.5, "gradient clipping norm", lo=0, lo_open=True)
     norm_adv: bool = setting(True, "normalise advantages per minibatch")
     target_kl: float = setting(0.0, "stop the epochs early when approx KL exceeds this (0 = off)",
-                          lo=0)
+                               lo=0)
     endgame_coef: float = setting(0.0, "2 players: weight of the exact last-deal teacher. Once "
-                             "the deck is empty every card is known; the learner's "
-                             "decisions there are solved exactly (agents.baselines.endgame), their "
-                             "value targets become the exact values and the loss gains "
-                             "this weight times the policy's expected regret in points "
-                             "(0 = off)", lo=0, hi=100)
+                                  "the deck is empty every card is known; the learner's decisions "
+                                  "there are solved exactly (agents.baselines.endgame), their "
+                                  "value targets become the exact values and the loss gains "
+                                  "this weight times the policy's expected regret in points "
+                                  "(0 = off)", lo=0, hi=100)
     past_snapshot_every: int = setting(10, "updates between snapshots added to the past pool",
-                                  lo=1)
+                                       lo=1)
     past_pool_size: int = setting(5, "past snapshots kept (oldest dropped)", lo=1, hi=100)
 
     def __post_init__(self) -> None:
@@ -128,11 +128,7 @@ def ppo_update(net: PolicyNet, optimizer: torch.optim.Optimizer, batch: Batch,
     loss in hand points of each move against the best one, weighted by the move's
     probability: a policy gradient over every legal move with exact action values)."""
     t0 = time.perf_counter()
-    net.train()
-    device = next(net.parameters()).device
-    batch = batch.to(device)
-    size = len(batch)
-    mb_size = max(1, size // num_minibatches)
+    device, batch, size, mb_size = learner_start(net, batch, num_minibatches)
     clipfracs: list[float] = []
     pg_loss = v_loss = entropy_loss = approx_kl = old_approx_kl = torch.zeros(())
     eg_losses: list[float] = []
