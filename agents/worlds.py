@@ -243,9 +243,18 @@ class InferenceSampler:
             return sample_worlds(info, n, rng, depth)
         template = world_template(info)
         horizon = N_CARDS if depth is None else dealt_within(info, depth)
-        unseen, others, _ = _unseen_places(info)
-        cands = np.array([random_hands(unseen, others, rng, list(template.hands))
-                          for _ in range(self.candidates * n)], np.uint64)
+        unseen, others, dealt = _unseen_places(info)
+        cands = np.zeros((self.candidates * n, info.players), np.uint64)
+        cands[:, info.seat] = info.hand
+        for row in cands:  # only the other hands: the deck is dealt after resampling
+            picked = rng.sample(unseen, dealt)
+            pos = 0
+            for seat, size in others:
+                m = 0
+                for c in picked[pos:pos + size]:
+                    m |= 1 << c
+                row[seat] = m
+                pos += size
         weights = self.posterior(info, cands)
         # systematic resampling: n evenly spaced points on the weights' cumulative sum
         points = (rng.random() + np.arange(n)) / n

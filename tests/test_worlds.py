@@ -227,11 +227,11 @@ def test_the_search_reads_the_table_from_its_information_set_alone():
 
 
 def test_the_quality_benchmark_compares_the_two_samplers():
-    out = subprocess.run([sys.executable, "benchmarks/world_inference.py", "--hands", "6",
+    out = subprocess.run([sys.executable, "benchmarks/world_inference.py", "--hands", "3",
                           "--floor", "0", "0.1"], capture_output=True, text=True, cwd=ROOT,
                          timeout=300)
     assert out.returncode == 0, out.stderr
-    assert "positions from 6 hands against pretrained" in out.stdout
+    assert "positions from 3 hands against pretrained" in out.stdout
     assert out.stdout.count("loglik gain") == 2
     assert "uniform_median_ms" in out.stdout and "policy_median_ms" in out.stdout
 
