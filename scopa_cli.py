@@ -211,12 +211,17 @@ def cmd_review(args: argparse.Namespace) -> int:
 
 def cmd_serve(args: argparse.Namespace) -> int:
     """Play matches against an agent in the browser (a local web server)."""
-    from scopa_web.server import serve
+    try:
+        from scopa_web.server import serve
+    except ModuleNotFoundError as e:  # starlette, uvicorn: the `web` extra
+        raise ValueError(f"scopa serve needs the web extra ({e.name} is not installed): "
+                         "pip install 'scopa-rl[web]'") from None
 
     rules = rules_from_args(args.rules, args.players, args.option)
     return serve(rules, args.opponent, host=args.host, port=args.port, seat=args.seat,
                  seed=args.seed, db=args.db, agents=args.agents,
-                 hint_agent=None if args.hint_agent == "off" else args.hint_agent)
+                 hint_agent=None if args.hint_agent == "off" else args.hint_agent,
+                 allowed_origins=args.allowed_origin, max_per_client=args.max_per_client)
 
 
 def cmd_verify(args: argparse.Namespace) -> int:
@@ -357,8 +362,9 @@ def build_parser() -> argparse.ArgumentParser:
     sv.add_argument("--seat", type=non_negative_int, default=0,
                     help="the person's seat (default: 0)")
     sv.add_argument("--seed", type=int, default=None,
-                    help="seed of the first match, the next ones derived from it "
-                         "(default: random)")
+                    help="seed of the first match, the next ones derived from it, rooms "
+                         "too (for tests and tournaments; views say \"seeded\"; default: "
+                         "random)")
     sv.add_argument("--host", default="127.0.0.1",
                     help="address to listen on (default: 127.0.0.1, this machine only)")
     sv.add_argument("--port", type=non_negative_int, default=8765,
@@ -373,6 +379,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="the reviewer of the hints at a person's turn and of finished "
                          "matches, as scopa review --agent (default: pretrained:search=on; "
                          "off: no hints nor reviews)")
+    sv.add_argument("--allowed-origin", action="append", default=None, metavar="URL",
+                    help="a site whose pages may use this server besides its own address "
+                         "and localhost, e.g. https://scopa.example.org (repeatable)")
+    sv.add_argument("--max-per-client", type=int, default=None, metavar="N",
+                    help="connections at once from one address (default: 256)")
     add_rules_args(sv)
     sv.set_defaults(func=cmd_serve)
     for name, help_ in (("eval", "evaluate one agent against another (duplicate deals)"),

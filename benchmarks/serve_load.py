@@ -18,6 +18,17 @@ its arrival on the other seat's live connection; any error status, reset or time
 counts as a failed request.
 
     python benchmarks/serve_load.py --players 200 --rooms 100 --seconds 60 --think 1.0
+    python benchmarks/serve_load.py --players 200 --rooms 100 --seconds 60 --hostile 20
+    python benchmarks/serve_load.py --players 200 --rooms 100 --seconds 60 --idle 2000
+
+``--hostile N`` adds N hostile connections to the rooms being played (``hostile``:
+requests pipelined and never read, a live channel never read, a body shorter than its
+``Content-Length`` and a head sent a byte a second), each opened again when the server
+cuts it off; ``--idle N`` opens N connections at the start and leaves them idle for the
+run (how many the server still holds at the end, and its threads, are reported). Every
+person (and each hostile or idle group) comes from a source address of their own on a
+loopback server (127.1.x.y), as people do on a network, so the server's limits per
+address apply to each as to a person.
 
 ``--think`` is a player's mean pause before a move (uniform from 0.5x to 1.5x; a person
 takes seconds); ``--think 0`` plays as fast as the server answers (a stress test:
@@ -60,11 +71,23 @@ async def close_writer(writer: asyncio.StreamWriter | None) -> None:
         pass
 
 
+def address(k: int, host: str) -> str | None:
+    """Player ``k``'s own source address on a loopback server (127.0.x.y: each person
+    comes from an address of their own, as on a network, so the server's limits per
+    address apply to each as to a person); None elsewhere."""
+    return f"127.1.{k // 250}.{k % 250 + 1}" if host == "127.0.0.1" else None
+
+
+async def connect(host: str, port: int, local: str | None
+                  ) -> tuple[asyncio.StreamReader, asyncio.StreamWriter]:
+    return await asyncio.open_connection(host, port, local_addr=(local, 0) if local else None)
+
+
 class Connection:
     """One keep-alive HTTP/1.1 connection (what a browser tab holds)."""
 
-    def __init__(self, host: str, port: int, timeout: float) -> None:
-        self.host, self.port, self.timeout = host, port, timeout
+    def __init__(self, host: str, port: int, timeout: float, local: str | None = None) -> None:
+        self.host, self.port, self.timeout, self.local = host, port, timeout, local
         self.reader: asyncio.StreamReader | None = None
         self.writer: asyncio.StreamWriter | None = None
 
@@ -81,7 +104,7 @@ class Connection:
     async def _exchange(self, raw: bytes) -> tuple[int, bytes]:
         reused = self.writer is not None
         if self.writer is None:
-            self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+            self.reader, self.writer = await connect(self.host, self.port, self.local)
         assert self.reader is not None and self.writer is not None
         try:
             self.writer.write(raw)
@@ -125,6 +148,8 @@ class Stats:
         self.matches = 0
         self.room_matches = 0
         self.sent: dict[tuple[str, int], float] = {}  # (room, move number): when sent
+        self.rooms: list[str] = []  # every room made (the hostile clients' targets)
+        self.hostile: dict[str, int] = {}  # hostile connections opened, by kind
 
 
 async def timed(conn: Connection, stats: Stats, kind: str, method: str, path: str,
@@ -141,7 +166,7 @@ async def player(k: int, host: str, port: int, stats: Stats, args: argparse.Name
                  stop_at: float) -> None:
     rng = random.Random(k)
     await asyncio.sleep(args.ramp * k / max(1, args.players))
-    conn = Connection(host, port, args.timeout)
+    conn = Connection(host, port, args.timeout, address(k, host))
     try:
         while time.perf_counter() < stop_at:
             try:
@@ -152,7 +177,7 @@ async def player(k: int, host: str, port: int, stats: Stats, args: argparse.Name
                         await asyncio.sleep(args.think * rng.uniform(0.5, 1.5))
                     move = rng.choice(view["legal"])["id"]
                     r = await timed(conn, stats, "move", "POST", f"/api/game/{gid}/move",
-                                    {"action": move})
+                                    {"action": move, "n": view["moves"]})
                     view = r["view"]
                     if time.perf_counter() >= stop_at and not view["done"]:
                         return  # the run is over: a match left unfinished
@@ -168,13 +193,15 @@ async def player(k: int, host: str, port: int, stats: Stats, args: argparse.Name
 class Live:
     """A live connection to a room (server-sent events): its messages, in order."""
 
-    def __init__(self, host: str, port: int, path: str, timeout: float) -> None:
+    def __init__(self, host: str, port: int, path: str, timeout: float,
+                 local: str | None = None) -> None:
         self.host, self.port, self.path, self.timeout = host, port, path, timeout
+        self.local = local
         self.writer: asyncio.StreamWriter | None = None
         self.reader: asyncio.StreamReader | None = None
 
     async def open(self) -> None:
-        self.reader, self.writer = await asyncio.open_connection(self.host, self.port)
+        self.reader, self.writer = await connect(self.host, self.port, self.local)
         self.writer.write(f"GET {self.path} HTTP/1.1\r\nHost: {self.host}:{self.port}\r\n"
                           f"Accept: text/event-stream\r\n\r\n".encode())
         await self.writer.drain()
@@ -199,6 +226,8 @@ class Live:
                 data.append(text[6:])
             elif not text and data:
                 return kind, json.loads("\n".join(data))
+            elif text.startswith(":"):
+                return "ping", None  # the caller checks whether to stop at each ping
 
     async def close(self) -> None:
         await close_writer(self.writer)
@@ -206,12 +235,12 @@ class Live:
 
 async def person(rid: str, token: str, seat: int, host: str, port: int, stats: Stats,
                  args: argparse.Namespace, rng: random.Random, stop_at: float,
-                 stop: asyncio.Event) -> bool:
+                 stop: asyncio.Event, local: str | None = None) -> bool:
     """One seat of a room, played to the end from its live connection; False if the run
     ended first (``stop``: the other seat stopped; Python 3.11's ``wait_for`` can swallow
     a cancellation, so the flag is checked after each message, a ping at least)."""
-    live = Live(host, port, f"/api/room/{rid}/events?token={token}", args.timeout)
-    conn = Connection(host, port, args.timeout)
+    live = Live(host, port, f"/api/room/{rid}/events?token={token}", args.timeout, local)
+    conn = Connection(host, port, args.timeout, local)
     try:
         try:
             await live.open()
@@ -228,6 +257,8 @@ async def person(rid: str, token: str, seat: int, host: str, port: int, stats: S
             if stop.is_set():
                 return False
             kind, data = msg
+            if kind == "ping":
+                continue
             if kind == "move":
                 if data["event"]["seat"] != seat:  # the other seat's move reached this one
                     sent = stats.sent.pop((rid, data["event"]["n"]), None)
@@ -245,7 +276,7 @@ async def person(rid: str, token: str, seat: int, host: str, port: int, stats: S
             move = rng.choice(data["legal"])["id"]
             stats.sent[(rid, data["moves"])] = time.perf_counter()
             await timed(conn, stats, "room_move", "POST", f"/api/room/{rid}/move",
-                        {"token": token, "action": move})
+                        {"token": token, "action": move, "n": data["moves"]})
     finally:
         await live.close()
         await conn.close()
@@ -256,18 +287,20 @@ async def room_pair(k: int, host: str, port: int, stats: Stats, args: argparse.N
     """Two people playing rooms against each other, one after the other."""
     rngs = [random.Random(10_000 + 2 * k), random.Random(10_001 + 2 * k)]
     await asyncio.sleep(args.ramp * k / max(1, args.rooms))
-    conn = Connection(host, port, args.timeout)
+    locals_ = [address(args.players + 2 * k + s, host) for s in (0, 1)]
+    conn = Connection(host, port, args.timeout, locals_[0])
     try:
         while time.perf_counter() < stop_at:
             try:
                 made = await timed(conn, stats, "room", "POST", "/api/rooms",
                                    {"seats": [None, None], "seat": 0, "name": f"p{2 * k}"})
                 rid = made["room"]
+                stats.rooms.append(rid)
                 joined = await timed(conn, stats, "join", "POST", f"/api/room/{rid}/join",
                                      {"invite": made["invites"]["1"], "name": f"p{2 * k + 1}"})
                 stop = asyncio.Event()
                 seats = [asyncio.create_task(person(rid, token, seat, host, port, stats, args,
-                                                    rngs[seat], stop_at, stop))
+                                                    rngs[seat], stop_at, stop, locals_[seat]))
                          for seat, token in ((0, made["token"]), (1, joined["token"]))]
                 first, _ = await asyncio.wait(seats, return_when=asyncio.FIRST_COMPLETED)
                 if any(t.exception() is not None or not t.result() for t in first):
@@ -291,6 +324,82 @@ async def room_pair(k: int, host: str, port: int, stats: Stats, args: argparse.N
                 await asyncio.sleep(0.5)
     finally:
         await conn.close()
+
+
+HOSTILE = ("pipeline", "watcher", "slow_body", "slow_head")
+
+
+async def hostile(k: int, host: str, port: int, stats: Stats, args: argparse.Namespace,
+                  stop_at: float) -> None:
+    """One hostile connection to a room being played, of kind ``HOSTILE[k % 4]``, opened
+    again whenever the server cuts it off, until the run ends: ``pipeline`` sends
+    ``GET /api/room/ID`` over and over on one connection and never reads; ``watcher``
+    follows the room's live channel and never reads; ``slow_body`` sends a move whose
+    ``Content-Length`` is larger than its body, one byte a second; ``slow_head`` sends a
+    request's head one byte a second."""
+    kind = HOSTILE[k % len(HOSTILE)]
+    local = address(20_000 + k, host)
+    await asyncio.sleep(args.ramp)
+    while time.perf_counter() < stop_at:
+        if not stats.rooms:
+            await asyncio.sleep(0.2)
+            continue
+        rid = stats.rooms[-1 - k % min(len(stats.rooms), 10)]
+        writer = None
+        try:
+            _, writer = await connect(host, port, local)
+            stats.hostile[kind] = stats.hostile.get(kind, 0) + 1
+            head = f"Host: {host}:{port}\r\n"
+            if kind == "pipeline":
+                ask = f"GET /api/room/{rid} HTTP/1.1\r\n{head}\r\n".encode() * 100
+                while time.perf_counter() < stop_at:
+                    writer.write(ask)
+                    await asyncio.wait_for(writer.drain(), max(0.1, stop_at - time.perf_counter()))
+            elif kind == "watcher":
+                writer.write(f"GET /api/room/{rid}/events HTTP/1.1\r\n{head}\r\n".encode())
+                await asyncio.sleep(max(0.0, stop_at - time.perf_counter()))
+            else:
+                raw = (f"POST /api/room/{rid}/move HTTP/1.1\r\n{head}Content-Type: "
+                       f"application/json\r\nContent-Length: 1000\r\n\r\n{{").encode()
+                if kind == "slow_head":
+                    raw = f"GET /api/room/{rid} HTTP/1.1\r\n{head}X-Slow: ".encode() + b"a" * 5000
+                for i in range(len(raw)):
+                    if time.perf_counter() >= stop_at:
+                        break
+                    writer.write(raw[i:i + 1])
+                    await writer.drain()
+                    await asyncio.sleep(1.0)
+        except (OSError, asyncio.TimeoutError):
+            pass  # cut off by the server: open another
+        finally:
+            if writer is not None:
+                writer.transport.abort()  # what it wrote is never read: not flushed
+        await asyncio.sleep(0.1)
+
+
+async def idle(n: int, host: str, port: int, stop_at: float) -> tuple[int, int]:
+    """``n`` connections opened and left idle for the run (100 per source address):
+    how many opened, and how many the server still holds at the end."""
+    writers = []
+    for k in range(n):
+        try:
+            reader, writer = await connect(host, port, address(30_000 + k // 100, host))
+        except OSError:
+            break
+        writers.append((reader, writer))
+    await asyncio.sleep(max(0.0, stop_at - time.perf_counter()))
+    held = sum(not r.at_eof() for r, _ in writers)
+    for _, w in writers:
+        w.close()
+    return len(writers), held
+
+
+def threads(pid: int) -> int:
+    """The threads of a process (Linux ``/proc``)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("Threads:"):
+            return int(line.split()[1])
+    return 0
 
 
 def percentile(xs: list[float], q: float) -> float:
@@ -333,15 +442,30 @@ def start_server(opponent: str, host: str, root: Path, db: Path
     return proc, int(m.group(1))
 
 
-async def run(args: argparse.Namespace, port: int) -> tuple[Stats, float]:
+async def run(args: argparse.Namespace, port: int, pid: int
+              ) -> tuple[Stats, float, dict[str, int]]:
     stats = Stats()
     t0 = time.perf_counter()
     stop_at = t0 + args.seconds
+    held = asyncio.ensure_future(idle(args.idle, args.host, port, stop_at))
+    await asyncio.sleep(0)
+    peak = 0
+
+    async def count_threads() -> None:
+        nonlocal peak
+        while time.perf_counter() < stop_at:
+            peak = max(peak, threads(pid))
+            await asyncio.sleep(1.0)
+
     await asyncio.gather(*(player(k, args.host, port, stats, args, stop_at)
                            for k in range(args.players)),
                          *(room_pair(k, args.host, port, stats, args, stop_at)
-                           for k in range(args.rooms)))
-    return stats, time.perf_counter() - t0
+                           for k in range(args.rooms)),
+                         *(hostile(k, args.host, port, stats, args, stop_at)
+                           for k in range(args.hostile)), count_threads())
+    opened, kept = await held
+    return stats, time.perf_counter() - t0, {"idle_opened": opened, "idle_held": kept,
+                                              "server_threads_peak": peak}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -357,6 +481,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--opponent", default="greedy")
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--timeout", type=float, default=30.0, help="a request's time limit")
+    p.add_argument("--hostile", type=int, default=0,
+                   help="hostile connections besides the players (slow readers of a room, "
+                        "pipelined requests never read, slow bodies and heads)")
+    p.add_argument("--idle", type=int, default=0,
+                   help="connections opened at the start and left idle for the run")
     p.add_argument("--json", default=None, help="also write the figures to this file")
     p.add_argument("--root", type=Path, default=ROOT,
                    help="the checkout whose scopa serve is started (default: this one; "
@@ -368,7 +497,7 @@ def main(argv: list[str] | None = None) -> int:
                               Path(folder.name) / "load.db")
     try:
         cpu0 = cpu_seconds(proc.pid)
-        stats, wall = asyncio.run(run(args, port))
+        stats, wall, conns = asyncio.run(run(args, port, proc.pid))
         server_cpu = cpu_seconds(proc.pid) - cpu0
         memory = memory_kib(proc.pid)
         db_bytes = sum(f.stat().st_size for f in Path(folder.name).iterdir())
@@ -399,7 +528,8 @@ def main(argv: list[str] | None = None) -> int:
         "server_cpu_share": server_cpu / wall,
         "server_rss_mib": memory.get("VmRSS", 0) / 1024,
         "server_peak_rss_mib": memory.get("VmHWM", 0) / 1024,
-        "db_mib": db_bytes / 2**20,
+        "db_mib": db_bytes / 2**20, "hostile": args.hostile, "hostile_opened": stats.hostile,
+        "idle": args.idle, **conns,
         "cpus": os.cpu_count(), "python": platform.python_version(),
     }
     m = out["move_ms"]
@@ -417,6 +547,10 @@ def main(argv: list[str] | None = None) -> int:
               f"({len(reach)} moves); the mover's answer: p99 {c['p99']:.1f} ms")
     print(f"server memory: {out['server_rss_mib']:.0f} MiB resident at the end, peak "
           f"{out['server_peak_rss_mib']:.0f} MiB; database {out['db_mib']:.1f} MiB")
+    if args.hostile or args.idle:
+        print(f"{args.hostile} hostile connections (opened {stats.hostile}); {conns['idle_held']} "
+              f"of {conns['idle_opened']} idle connections held at the end; server threads at "
+              f"most {conns['server_threads_peak']}")
     for f in stats.failures[:5]:
         print(f"  failed: {f}")
     if args.json:

@@ -2,13 +2,14 @@
 
 ``scopa_web.html`` turns a game record into one self-contained HTML page (a card
 table with step, jump and autoplay controls); ``scopa_web.server`` is a local web
-server (the standard library's ``http.server``) where a person plays a match
+server (Starlette on uvicorn: the ``web`` extra) where a person plays a match
 against any agent spec. Both sit above ``agents`` in the layers: the engine
 (``scopa_env``) never imports them, and the ``scopa`` command imports them lazily.
 """
 
 from __future__ import annotations
 
+import re
 from importlib import resources
 
 
@@ -18,9 +19,7 @@ def asset(name: str) -> str:
 
 
 def fill(template: str, **parts: str) -> str:
-    """Put each ``parts[key]`` where the template says ``{{key}}`` (one pass, no escaping:
-    callers escape what they insert)."""
-    out = template
-    for key, value in parts.items():
-        out = out.replace("{{" + key + "}}", value)
-    return out
+    """Put each ``parts[key]`` where the template says ``{{key}}``, in one pass over the
+    template: what is inserted is never read again for placeholders (a player's name
+    ``{{data}}`` stays text). No escaping: callers escape what they insert."""
+    return re.sub(r"\{\{(\w+)\}\}", lambda m: parts.get(m[1], m[0]), template)

@@ -157,14 +157,16 @@ class Room:
     exclusion (the server's per-room lock) around every call."""
 
     def __init__(self, rid: str, rules: Rules, seats: list[Seat], seed: int, created: float,
-                 sink: Sink | None = None, kind: str = "room"):
+                 sink: Sink | None = None, kind: str = "room", seeded: bool = False):
         if len(seats) != rules.players:
             raise ApiError(400, f"{len(seats)} seats for a {rules.players}-player game")
         self.id, self.seats, self.seed, self.created, self.kind = rid, seats, seed, created, kind
+        self.seeded = seeded  # the deal was not drawn at random (a seed given): views say so
         self.sink = sink
         self.state = new_match(rules, seed=seed)
         self.recorder = MatchRecorder(self.state, [x.name for x in seats])
         self.events: list[dict[str, Any]] = []  # every move, public (move_dict + hand_over)
+        self.actions: list[int] = []  # every move's catalogue id
         self.shown: dict[int, GameState] = {}  # the position after each of the last
         # KEEP_SHOWN moves (a hand's last move: the hand scored and not yet redealt)
         self.results: list[dict[str, Any]] = []  # each finished hand's points
@@ -285,6 +287,7 @@ class Room:
             else:
                 start_deal(self.agents.values())
         self.events.append(event)
+        self.actions.append(action)
         self.shown[n] = shown
         self.shown.pop(n - KEEP_SHOWN, None)
         self.turn_since = now
@@ -320,10 +323,18 @@ class Room:
             raise ApiError(400, f"{action_text(action)} is not legal here; legal moves: "
                                 + ", ".join(action_text(a) for a in legal))
 
-    def play(self, token: Any, action: int, now: float) -> list[int]:
-        """The token's seat plays ``action``, then the agents reply: the new moves'
-        indices."""
+    def play(self, token: Any, action: int, now: float, n: int) -> list[int]:
+        """The token's seat plays ``action`` as move number ``n`` (the number of moves it
+        saw: the view's ``moves``), then the agents reply: the new moves' indices. The
+        same move sent again (a retry) is not played again: its answer is the moves from
+        ``n`` on; any other ``n`` but the next move's is refused (409)."""
         seat = self.seat_of(token)
+        played = len(self.events)
+        if n < played and self.events[n]["seat"] == seat and self.actions[n] == action:
+            return list(range(n, played))  # already played: answered again, not replayed
+        if n != played and not self.state.done:
+            raise ApiError(409, f"this move answers move {n}, but the match is at move "
+                                f"{played}: look again (GET) and choose from there")
         self.check_move(seat, action)
         return [self._apply(action, now), *self.advance(now)]
 
@@ -350,7 +361,7 @@ class Room:
             body["seat"] = seat
             body["your_turn"] = False
             body["legal"] = []
-        body.update(room=self.id, kind=self.kind, started=self.started,
+        body.update(room=self.id, kind=self.kind, started=self.started, seeded=self.seeded,
                     names=[x.name for x in self.seats],
                     seats=[{"name": x.name, "agent": x.agent,
                             "open": x.open} for x in self.seats],

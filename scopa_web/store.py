@@ -7,9 +7,13 @@ read back and its match replayed from its seed and moves (``load_room``). The sc
 version is SQLite's ``user_version``; ``MIGRATIONS[k]`` takes a file from version k to
 k + 1, so a file written by an older server is brought up to date when it is opened.
 
-A file that is not a SQLite database, is damaged, is read-only or was written by a
-newer schema raises ``StoreError`` (a ``ValueError``: ``scopa serve`` prints its one
-line and exits) before anything is written to it.
+A file is scopa's (SQLite's ``application_id`` ``APPLICATION_ID`` and scopa's tables
+of its schema; a file of an older scopa, without the id, holding scopa's tables only) or
+it is refused untouched: ``inspect_file`` makes every check on the file opened read-only
+(a ``-wal``/``-shm`` the check made is removed) before the first write. A file that is
+not a SQLite database, is damaged, is another program's, has no write permission (for
+root too) or was written by a newer schema raises ``StoreError`` (a ``ValueError``:
+``scopa serve`` prints its one line and exits).
 """
 
 from __future__ import annotations
@@ -78,6 +82,100 @@ class StoreError(ValueError):
     """A database file that cannot be used (one line naming it)."""
 
 
+APPLICATION_ID = 0x53636F70  # "Scop": SQLite's application_id of a scopa serve database
+TABLES = [{"rooms", "seats", "moves"}, {"rooms", "seats", "moves", "hands"}]  # by version
+SQLITE_MAGIC = b"SQLite format 3\x00"
+
+
+def _why(e: sqlite3.Error) -> str:
+    text = str(e)
+    if "readonly" in text or "read-only" in text:
+        return "it is read-only (scopa serve writes every move to it)"
+    if "not a database" in text or "malformed" in text or "corrupt" in text:
+        return f"it is not a SQLite database or it is damaged ({text})"
+    return text
+
+
+def _check_place(path: str, make_folder: bool) -> None:
+    folder = os.path.dirname(os.path.abspath(path))
+    if make_folder:
+        try:
+            os.makedirs(folder, exist_ok=True)
+        except OSError as e:
+            raise StoreError(f"cannot create the folder of the database {path}: "
+                             f"{e.strerror or e}") from None
+    if not os.path.isdir(folder):
+        raise StoreError(f"cannot open the database {path}: folder {folder} does not exist")
+    if os.path.isdir(path):
+        raise StoreError(f"cannot open the database {path}: it is a folder")
+
+
+def _read_only(path: str) -> bool:
+    """True for a file nobody may write (no write bit: read-only for root too) or that
+    cannot be opened for writing (tried: a read-only mount, another owner); the file is
+    opened, not written."""
+    if not os.stat(path).st_mode & 0o222:
+        return True
+    try:
+        os.close(os.open(path, os.O_RDWR))
+    except OSError:
+        return True
+    return False
+
+
+def inspect_file(path: str) -> None:
+    """Every check of an existing database file, made without changing it: SQLite's
+    header, writable, scopa's ``application_id`` (or a file of an older scopa, which
+    had none, holding only scopa's tables), a schema this scopa knows, its tables, an
+    intact file. Opened read-only; a ``-wal``/``-shm`` file the check made is removed.
+    Raises ``StoreError`` naming what is wrong."""
+    bad = f"cannot use the database {path}: "
+    with open(path, "rb") as f:
+        head = f.read(100)
+    if len(head) < 100 or not head.startswith(SQLITE_MAGIC):
+        raise StoreError(bad + "it is not a SQLite database or it is damaged (no SQLite "
+                               "header)")
+    if _read_only(path):
+        raise StoreError(bad + "it is read-only (scopa serve writes every move to it)")
+    side = [path + "-wal", path + "-shm"]
+    before = {p for p in side if os.path.exists(p)}
+    uri = f"file:{urllib.parse.quote(os.path.abspath(path))}?mode=ro"
+    try:
+        db = sqlite3.connect(uri, uri=True, isolation_level=None)
+        try:
+            _inspect(db, bad)
+        finally:
+            db.close()
+    except sqlite3.Error as e:
+        raise StoreError(bad + _why(e)) from None
+    finally:
+        for p in side:
+            if p not in before and os.path.exists(p):
+                os.remove(p)
+
+
+def _inspect(db: sqlite3.Connection, bad: str) -> None:
+    app = db.execute("PRAGMA application_id").fetchone()[0]
+    version = db.execute("PRAGMA user_version").fetchone()[0]
+    tables = {n for (n,) in db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+    if app not in (0, APPLICATION_ID):
+        raise StoreError(bad + f"it is another program's SQLite database (application_id "
+                               f"{app:#x}, not scopa's {APPLICATION_ID:#x})")
+    if version > SCHEMA_VERSION:
+        raise StoreError(bad + f"its schema is version {version}, written by a newer scopa "
+                               f"(this one knows up to {SCHEMA_VERSION})")
+    want = TABLES[version - 1] if version else set()
+    if tables != want:
+        shown = ", ".join(sorted(tables)) or "none"
+        raise StoreError(bad + f"it is not a scopa database (tables: {shown}; a scopa "
+                               f"database of schema {version} holds "
+                               f"{', '.join(sorted(want)) or 'none yet'})")
+    check = db.execute("PRAGMA quick_check").fetchone()[0]
+    if check != "ok":
+        raise StoreError(bad + f"it is not a SQLite database or it is damaged (quick_check: "
+                               f"{check})")
+
+
 def default_path() -> Path:
     """``$XDG_DATA_HOME/scopa/scopa.db``, else ``~/.local/share/scopa/scopa.db``."""
     base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"),
@@ -92,67 +190,44 @@ class Store:
     def __init__(self, path: str | os.PathLike | None, *, make_folder: bool = False):
         self.path = ":memory:" if path is None else os.fspath(path)
         self.lock = threading.Lock()
-        where = self.path
         if path is not None:
-            folder = os.path.dirname(os.path.abspath(self.path))
-            if make_folder:
-                try:
-                    os.makedirs(folder, exist_ok=True)
-                except OSError as e:
-                    raise StoreError(f"cannot create the folder of the database {where}: "
-                                     f"{e.strerror or e}") from None
-            if not os.path.isdir(folder):
-                raise StoreError(f"cannot open the database {where}: folder {folder} does "
-                                 "not exist")
-            if os.path.isdir(self.path):
-                raise StoreError(f"cannot open the database {where}: it is a folder")
-        target, uri = self.path, False
-        if path is not None and os.path.exists(self.path) and not os.access(self.path, os.W_OK):
-            target, uri = f"file:{urllib.parse.quote(os.path.abspath(self.path))}?mode=ro", True
+            _check_place(self.path, make_folder)
+            if os.path.exists(self.path) and os.path.getsize(self.path) > 0:
+                inspect_file(self.path)  # every check, read-only: refused untouched
         try:
-            self.db = sqlite3.connect(target, check_same_thread=False, timeout=10,
-                                      isolation_level=None, uri=uri)
+            self.db = sqlite3.connect(self.path, check_same_thread=False, timeout=10,
+                                      isolation_level=None)
         except sqlite3.Error as e:
-            raise StoreError(f"cannot open the database {where}: {e}") from None
+            raise StoreError(f"cannot open the database {self.path}: {e}") from None
         try:
             self._prepare()
         except sqlite3.Error as e:
             self.db.close()
-            text = str(e)
-            if "readonly" in text or "read-only" in text:
-                why = "it is read-only (scopa serve writes every move to it)"
-            elif "not a database" in text or "malformed" in text or "corrupt" in text:
-                why = f"it is not a SQLite database or it is damaged ({text})"
-            else:
-                why = text
-            raise StoreError(f"cannot use the database {where}: {why}") from None
+            raise StoreError(f"cannot use the database {self.path}: {_why(e)}") from None
 
     def _prepare(self) -> None:
+        """Bring the (checked) file to the current schema in one transaction, then switch
+        on the write-ahead log. A file that refuses writes fails at ``BEGIN IMMEDIATE``,
+        before any change."""
         db = self.db
         version = db.execute("PRAGMA user_version").fetchone()[0]
-        if version > SCHEMA_VERSION:
-            raise StoreError(f"cannot use the database {self.path}: its schema is version "
-                             f"{version}, written by a newer scopa (this one knows up to "
-                             f"{SCHEMA_VERSION})")
-        check = db.execute("PRAGMA quick_check").fetchone()[0]
-        if check != "ok":
-            raise sqlite3.DatabaseError(f"malformed: quick_check says {check}")
+        db.execute("BEGIN IMMEDIATE")
+        try:
+            for k in range(version, SCHEMA_VERSION):
+                MIGRATIONS[k](db)
+                db.execute(f"PRAGMA user_version = {k + 1}")
+            db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
+            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")  # a write: fails if read-only
+            db.execute("COMMIT")
+        except BaseException:
+            db.execute("ROLLBACK")
+            raise
         if self.path != ":memory:":
             mode = db.execute("PRAGMA journal_mode=WAL").fetchone()[0]
             if mode.lower() != "wal":
                 raise sqlite3.OperationalError(f"readonly: journal mode stays {mode}")
         db.execute("PRAGMA synchronous=NORMAL")
         db.execute("PRAGMA foreign_keys=ON")
-        db.execute("BEGIN IMMEDIATE")  # a read-only file fails here, before any change
-        try:
-            for k in range(version, SCHEMA_VERSION):
-                MIGRATIONS[k](db)
-                db.execute(f"PRAGMA user_version = {k + 1}")
-            db.execute(f"PRAGMA user_version = {SCHEMA_VERSION}")  # a write: fails if read-only
-            db.execute("COMMIT")
-        except BaseException:
-            db.execute("ROLLBACK")
-            raise
 
     def close(self) -> None:
         with self.lock:
@@ -217,6 +292,14 @@ class Store:
                 "created": row[3], "actions": actions,
                 "seats": [dict(zip(("agent", "name", "invite", "token"), s, strict=True))
                           for s in seats]}
+
+    def waiting_rooms(self, since: float) -> int:
+        """How many rooms created after ``since`` wait for a person to take a seat."""
+        with self.lock:
+            return self.db.execute(
+                "SELECT count(*) FROM rooms r WHERE r.kind = 'room' AND r.created > ? AND "
+                "r.finished IS NULL AND EXISTS (SELECT 1 FROM seats s WHERE s.room = r.id "
+                "AND s.agent IS NULL AND s.token IS NULL)", (since,)).fetchone()[0]
 
     def history(self, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
         """The finished matches, the latest first."""

@@ -106,7 +106,7 @@ def test_hints_in_a_room_hold_no_hidden_card_and_the_review_is_scopa_reviews(
         # the person plays the reviewer's move half the time, its last legal one else
         pick = hint["moves"][hint["best"]]["id"] if view["moves"] % 2 else legal[-1]
         status, _ = client.call("POST", f"/api/room/{rid}/move",
-                                {"token": tokens[seat], "action": pick})
+                                {"token": tokens[seat], "action": pick, "n": view["moves"]})
         assert status == 200
     else:
         pytest.fail("the match did not end in 200 moves")
@@ -144,7 +144,8 @@ def test_a_one_person_game_gets_hints_and_its_review(hinted, tmp_path: Path) -> 
         payloads.append((view["seat"], view["moves"], hint))
         assert [m["id"] for m in hint["moves"]] == [m["id"] for m in view["legal"]]
         status, got = client.call("POST", f"/api/game/{gid}/move",
-                                  {"action": hint["moves"][hint["best"]]["id"]})
+                                  {"action": hint["moves"][hint["best"]]["id"],
+                                   "n": view["moves"]})
         assert status == 200, got
         view = got["view"]
     status, err = client.call("POST", f"/api/game/{gid}/hint")
@@ -162,7 +163,7 @@ def test_a_one_person_game_gets_hints_and_its_review(hinted, tmp_path: Path) -> 
 
 def test_one_hint_at_a_time_per_seat(hinted, monkeypatch) -> None:
     srv, client = hinted
-    reviews = srv.RequestHandlerClass.lobby.reviews
+    reviews = srv.lobby.reviews
     entered, release = threading.Event(), threading.Event()
     analyse = reviews.reviewer.analyse
 

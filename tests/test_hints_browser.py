@@ -42,7 +42,7 @@ def hinted() -> Iterator[tuple[str, Any]]:
     srv = make_server(make_rules("scopa", target_score=1), "greedy", port=0,
                       hint_agent=SPEC)
     with serving(srv):
-        yield f"http://127.0.0.1:{srv.server_address[1]}", srv.RequestHandlerClass.lobby
+        yield f"http://127.0.0.1:{srv.server_address[1]}", srv.lobby
 
 
 def test_a_hint_at_the_persons_turn_and_the_review_of_the_match(
@@ -60,14 +60,14 @@ def test_a_hint_at_the_persons_turn_and_the_review_of_the_match(
             continue
         if snap["state"] == "over":
             break
-        game = lobby.get(snap["game"])
+        game = lobby.get(snap["game"]).room
         legal = [action_text(a) for a in game.state.legal_actions()]
         if hints < 2 and len(legal) > 1:  # ask a hint: a bar per legal move
             driver.find_element(By.ID, "hint-button").click()
             got = _wait(driver, lambda d: (lambda h: h if h["texts"] else False)(
                 d.execute_script(HINT)))
             hints += 1
-            assert got["moves"] == str(len(game.log))
+            assert got["moves"] == str(len(game.events))
             assert got["texts"] == legal and len(got["best"]) == 1 and got["played"] == 0
             assert all(w > 0 for w in got["widths"])
             assert max(got["widths"]) == got["widths"][got["best"][0]]

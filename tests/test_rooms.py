@@ -18,8 +18,8 @@ from scopa_env.cards import CODES, cards_of
 from scopa_env.game import GameState, apply, hidden_cards, new_match
 from scopa_env.records import replay, verify_record
 from scopa_env.rules import make_rules
-from scopa_web import rooms
-from scopa_web import server as web
+from scopa_web import live, lobby, rooms
+from scopa_web.checks import MAX_BODY
 from scopa_web.server import make_server
 from tests.helpers import serving
 from tests.test_web import Client
@@ -77,8 +77,11 @@ class Stream:
 
     def _read(self) -> None:
         kind, data = "message", []
-        for raw in self.resp:
-            line = raw.decode().rstrip("\n")
+        try:
+            lines = list(self._lines())
+        except (AttributeError, ValueError, OSError):  # closed by the test meanwhile
+            return
+        for line in lines:
             if line.startswith("event: "):
                 kind = line[7:]
             elif line.startswith("data: "):
@@ -86,6 +89,10 @@ class Stream:
             elif not line and data:
                 self.messages.append((kind, json.loads("\n".join(data))))
                 kind, data = "message", []
+
+    def _lines(self) -> Iterator[str]:
+        for raw in self.resp:
+            yield raw.decode().rstrip("\n")
 
     def close(self) -> list[tuple[str, Any]]:
         if self.error is None:
@@ -124,7 +131,8 @@ def _play_room(client: Client, rid: str, tokens: dict[int, str],
         payloads.append((seat, mine["view"]["moves"], mine["view"]))
         move = mine["view"]["legal"][-1]
         status, out = client.call("POST", f"/api/room/{rid}/move",
-                                  {"token": tokens[seat], "action": move["id"]})
+                                  {"token": tokens[seat], "action": move["id"],
+                                   "n": mine["view"]["moves"]})
         assert status == 200, out
         payloads.append((seat, out["view"]["moves"], out["view"]))
     raise AssertionError("the room did not end in 400 moves")
@@ -242,8 +250,8 @@ def test_bad_requests_get_clear_4xx_messages(served, monkeypatch) -> None:
     rid, mine, invite = out["room"], out["token"], out["invites"]["1"]
     move = f"/api/room/{rid}/move"
     assert out["view"]["hand"] and not out["view"]["legal"]  # no move before the start
-    first = srv.RequestHandlerClass.lobby.hall.get(rid).room.state.legal_actions()[0]
-    status, err = client.call("POST", move, {"token": mine, "action": first})
+    first = srv.lobby.get(rid).room.state.legal_actions()[0]
+    status, err = client.call("POST", move, {"token": mine, "action": first, "n": 0})
     assert status == 409 and "has not started: waiting for seat(s) 1" in err["error"]
     status, joined = client.call("POST", f"/api/room/{rid}/join", {"invite": invite})
     theirs = joined["token"]
@@ -258,22 +266,27 @@ def test_bad_requests_get_clear_4xx_messages(served, monkeypatch) -> None:
          "seat 1 is already taken: the room is full (you can watch)"),
         ("POST", f"/api/room/{rid}/join", {"invite": "guessed"}, None, 403,
          "no seat of room"),
-        ("POST", move, {"token": other, "action": good}, None, 409,
+        ("POST", move, {"token": other, "action": good, "n": 0}, None, 409,
          f"it is seat {to_move}'s turn, not yours"),
-        ("POST", move, {"token": "forged-token", "action": good}, None, 403,
+        ("POST", move, {"token": "forged-token", "action": good, "n": 0}, None, 403,
          "this token holds no seat"),
-        ("POST", move, {"action": good}, None, 403, "needs your seat's token"),
+        ("POST", move, {"action": good, "n": 0}, None, 403, "needs your seat's token"),
         ("POST", move, {"token": mover}, None, 400, 'needs "action"'),
         ("POST", move, {"token": mover, "action": "x"}, None, 400, "must be a catalogue id"),
-        ("POST", move, {"token": mover, "action": illegal}, None, 400, "is not legal here"),
+        ("POST", move, {"token": mover, "action": illegal, "n": 0}, None, 400,
+         "is not legal here"),
+        ("POST", move, {"token": mover, "action": good}, None, 400, 'a move needs "n"'),
+        ("POST", move, {"token": mover, "action": good, "n": 1}, None, 409,
+         "answers move 1, but the match is at move 0"),
         ("POST", move, None, b"{broken", 400, "not valid JSON"),
-        ("POST", move, None, b"x" * (web.MAX_BODY + 1), 413, "at most"),
+        ("POST", move, None, b"x" * (MAX_BODY + 1), 413, "at most"),
         ("GET", f"/api/room/{rid}?token=forged", None, None, 403, "holds no seat"),
         ("GET", f"/api/room/{rid}/events?token=forged", None, None, 403, "holds no seat"),
         ("GET", f"/api/room/{rid}/events?since=x", None, None, 400, "since must be"),
         ("GET", f"/api/room/{rid}/record", None, None, 409, "not over yet"),
         ("GET", "/api/room/nope", None, None, 404, "no room 'nope'"),
-        ("POST", "/api/room/nope/move", {"token": mine, "action": good}, None, 404, "no room"),
+        ("POST", "/api/room/nope/move", {"token": mine, "action": good, "n": 0}, None, 404,
+         "no room"),
         ("POST", "/api/rooms", {"seats": [None]}, None, 400, "seats must list 2 entries"),
         ("POST", "/api/rooms", {"seats": [None, "pimc:worlds=999"]}, None, 400,
          "is not offered by this server; it offers: greedy, random, expert"),
@@ -310,7 +323,7 @@ def test_bad_requests_get_clear_4xx_messages(served, monkeypatch) -> None:
     status, out = client.call("POST", f"/api/room/{rid}/hand-over",
                               {"token": other, "seat": to_move, "agent": "random"})
     assert status == 200 and out["moves"] == [0] and out["view"]["names"][to_move] == "random"
-    status, err = client.call("POST", move, {"token": mover, "action": good})
+    status, err = client.call("POST", move, {"token": mover, "action": good, "n": 1})
     assert status == 403 and "holds no seat" in err["error"]
 
 
@@ -318,19 +331,19 @@ def test_live_connections_are_bounded(served, monkeypatch) -> None:
     srv, client = served
     out = _create(client, seats=[None, None], seat=0)
     rid = out["room"]
-    monkeypatch.setattr(web, "MAX_WATCHERS", 1)
+    monkeypatch.setattr(live, "MAX_WATCHERS", 1)
     one = Stream(srv.server_address[1], rid)
     assert one.resp.status == 200
     two = Stream(srv.server_address[1], rid)
     assert two.resp.status == 503 and "has 1 watchers already" in two.error
     seat = Stream(srv.server_address[1], rid, out["token"])  # a seat is not a watcher
     assert seat.resp.status == 200
-    monkeypatch.setattr(web, "MAX_STREAMS", 2)
+    monkeypatch.setattr(live, "MAX_STREAMS", 2)
     three = Stream(srv.server_address[1], rid, out["token"])
     assert three.resp.status == 503 and "2 live connections" in three.error
     for s in (one, seat):
         s.conn.close()
-    monkeypatch.setattr(web, "MAX_WAITING", 1)  # this room waits for its seat 1 already
+    monkeypatch.setattr(lobby, "MAX_WAITING", 1)  # this room waits for its seat 1 already
     status, err = client.call("POST", "/api/rooms", {"seats": [None, None], "seat": 0})
     assert status == 503 and "1 rooms are waiting for people" in err["error"]
     status, _ = client.call("POST", "/api/new")  # a one-person game does not wait
@@ -340,19 +353,18 @@ def test_live_connections_are_bounded(served, monkeypatch) -> None:
 def test_a_room_resumes_after_its_server_stops(tmp_path: Path) -> None:
     db = tmp_path / "r.db"
     srv = make_server(make_rules("scopa"), "greedy", port=0, db=db)
-    room, token = srv.RequestHandlerClass.lobby.create_room(
+    room, token = srv.lobby.create_room(
         {"seats": [None, "greedy"], "seat": 0, "name": "ann"})[::2]
     r = room.room
-    with room.cond:
-        for _ in range(5):
-            r.play(token, r.state.legal_actions()[0], 0.0)
+    for _ in range(5):
+        r.play(token, r.state.legal_actions()[0], 0.0, len(r.events))
     played = list(r.events)
     srv.server_close()
-    srv.RequestHandlerClass.lobby.store.close()
+    srv.lobby.store.close()
     again = make_server(make_rules("scopa"), "greedy", port=0, db=db)
-    back = again.RequestHandlerClass.lobby.hall.get(r.id, "room").room
+    back = again.lobby.get(r.id, "room").room
     assert back.events == played and back.view(0) == r.view(0)
-    back.play(token, back.state.legal_actions()[0], 0.0)
+    back.play(token, back.state.legal_actions()[0], 0.0, len(back.events))
     again.server_close()
 
 
@@ -378,7 +390,7 @@ def test_a_move_the_database_refuses_is_not_played(served, monkeypatch) -> None:
     out = _create(client, seats=[None, "greedy"], seat=0, name="ann")
     rid, token = out["room"], out["token"]
     _, before = client.call("GET", f"/api/room/{rid}?token={token}")
-    store = srv.RequestHandlerClass.lobby.store
+    store = srv.lobby.store
 
     def full(*args: Any) -> None:
         raise sqlite3.OperationalError("database or disk is full")
@@ -386,7 +398,8 @@ def test_a_move_the_database_refuses_is_not_played(served, monkeypatch) -> None:
     monkeypatch.setattr(store, "move_played", full)
     action = before["view"]["legal"][0]["id"]
     status, err = client.call("POST", f"/api/room/{rid}/move",
-                              {"token": token, "action": action})
+                              {"token": token, "action": action,
+                               "n": before["view"]["moves"]})
     assert status == 503 and "refused a change (database or disk is full): what it " \
         "refused was not played" in err["error"]
     _, after = client.call("GET", f"/api/room/{rid}?token={token}")
@@ -407,7 +420,8 @@ def test_a_move_the_database_refuses_is_not_played(served, monkeypatch) -> None:
 
     monkeypatch.setattr(store, "move_played", once)
     status, err = client.call("POST", f"/api/room/{rid}/move",
-                              {"token": token, "action": action})
+                              {"token": token, "action": action,
+                               "n": before["view"]["moves"]})
     assert status == 503 and "disk I/O error" in err["error"]
     _, mid = client.call("GET", f"/api/room/{rid}?token={token}")
     assert mid["view"]["moves"] == before["view"]["moves"] + 2 and mid["view"]["your_turn"]

@@ -150,7 +150,8 @@ def _turn(client: Client, rid: str, tokens: dict[int, str]) -> dict[str, Any]:
     seat = view["to_move"]
     _, mine = client.call("GET", f"/api/room/{rid}?token={tokens[seat]}")
     status, out = client.call("POST", f"/api/room/{rid}/move",
-                              {"token": tokens[seat], "action": mine["view"]["legal"][0]["id"]})
+                              {"token": tokens[seat], "action": mine["view"]["legal"][0]["id"],
+                               "n": mine["view"]["moves"]})
     assert status == 200, out
     return out["view"]
 
@@ -169,7 +170,8 @@ def test_kill_9_mid_match_loses_no_move(tmp_path: Path) -> None:
             _turn(client, rid, tokens)
         _, solo = client.call("POST", "/api/new", {"seed": 4})
         _, solo_after = client.call("POST", f"/api/game/{solo['game']}/move",
-                                    {"action": solo["view"]["legal"][0]["id"]})
+                                    {"action": solo["view"]["legal"][0]["id"],
+                                     "n": solo["view"]["moves"]})
         _, before = client.call("GET", f"/api/room/{rid}?token={tokens[0]}")
         assert before["view"]["moves"] == 9
     finally:

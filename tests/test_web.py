@@ -184,7 +184,8 @@ def _play_out(client: Client, gid: str, view: dict[str, Any]) -> list[dict[str, 
     while not view["done"]:
         assert view["your_turn"] and view["legal"]
         choice = view["legal"][-1]
-        status, out = client.call("POST", f"/api/game/{gid}/move", {"action": choice["id"]})
+        status, out = client.call("POST", f"/api/game/{gid}/move",
+                                  {"action": choice["id"], "n": view["moves"]})
         assert status == 200, out
         assert out["events"][0]["seat"] == view["seat"]
         assert out["events"][0]["text"] == choice["text"]
@@ -216,7 +217,7 @@ def test_a_whole_match_over_the_api_gives_a_verified_record(server, tmp_path: Pa
     big = 3429124248386577504  # past 2**53, sent as a string of digits
     status, new = client.call("POST", "/api/new", {"seed": str(big)})
     assert status == 201 and "seed" not in new["view"]
-    assert srv.RequestHandlerClass.lobby.get(new["game"]).state.seed == big
+    assert srv.lobby.get(new["game"]).room.state.seed == big
     moves = [m for h in rec["hands"] for m in h["moves"]]
     assert [(e["seat"], e["card"], e["capture"], e["scopa"]) for e in events] == [
         (m["seat"], m["card"], m["capture"], m["scopa"]) for m in moves]
@@ -238,7 +239,7 @@ def test_a_whole_match_over_the_api_gives_a_verified_record(server, tmp_path: Pa
 def test_the_view_hides_the_other_hands(server) -> None:
     srv, client = server
     _, new = client.call("POST", "/api/new", {"seed": 8})
-    game = srv.RequestHandlerClass.lobby.get(new["game"])
+    game = srv.lobby.get(new["game"]).room
     for _ in range(5):
         _, out = client.call("GET", f"/api/game/{game.id}")
         theirs = _hand_codes(game.state.hands[1])
@@ -246,7 +247,8 @@ def test_the_view_hides_the_other_hands(server) -> None:
                  if k not in ("game", "room")}  # the id is random text
         assert theirs and not theirs & _codes_in([shown, out["log"]])
         choice = out["view"]["legal"][0]["id"]
-        status, _ = client.call("POST", f"/api/game/{game.id}/move", {"action": choice})
+        status, _ = client.call("POST", f"/api/game/{game.id}/move",
+                                {"action": choice, "n": out["view"]["moves"]})
         assert status == 200
 
 
@@ -261,6 +263,7 @@ def test_bad_requests_get_json_errors_and_the_server_goes_on(server) -> None:
     gid = new["game"]
     legal = {m["id"] for m in new["view"]["legal"]}
     illegal = next(a for a in range(16204) if a not in legal)
+    legal_one = min(legal)
     move = f"/api/game/{gid}/move"
     cases = [
         ("POST", "/api/new", None, b"{not json", 400, "not valid JSON"),
@@ -272,7 +275,8 @@ def test_bad_requests_get_json_errors_and_the_server_goes_on(server) -> None:
         ("POST", move, {"action": "3"}, None, 400, "must be a catalogue id"),
         ("POST", move, {"action": 99999}, None, 400, "is not a catalogue id"),
         ("POST", move, {"action": True}, None, 400, "must be a catalogue id"),
-        ("POST", move, {"action": illegal}, None, 400, "is not legal here; legal moves:"),
+        ("POST", move, {"action": illegal, "n": 0}, None, 400,
+         "is not legal here; legal moves:"),
         ("POST", move, {"move": "11z"}, None, 400, "unknown card code"),
         ("POST", move, None, b"\xff\xfe", 400, "not valid JSON"),
         ("POST", move, None, b"x" * (MAX_BODY + 1), 413, "at most"),
@@ -280,7 +284,10 @@ def test_bad_requests_get_json_errors_and_the_server_goes_on(server) -> None:
         ("POST", f"/api/game/{gid}", {}, None, 405, "use GET"),
         ("DELETE", "/", None, None, 405, "use GET"),
         ("GET", "/api/game/nope", None, None, 404, "no game 'nope'"),
-        ("POST", "/api/game/nope/move", {"action": 0}, None, 404, "no game 'nope'"),
+        ("POST", "/api/game/nope/move", {"action": 0, "n": 0}, None, 404, "no game 'nope'"),
+        ("POST", move, {"action": legal_one, "n": 3}, None, 409, "answers move 3, but the "
+         "match is at move 0"),
+        ("POST", move, {"action": legal_one}, None, 400, 'a move needs "n"'),
         ("GET", "/api/what", None, None, 404, "no such page or API call"),
         ("GET", f"/api/game/{gid}/record", None, None, 409, "not over yet"),
     ]
@@ -292,13 +299,17 @@ def test_bad_requests_get_json_errors_and_the_server_goes_on(server) -> None:
     _, state = client.call("GET", f"/api/game/{gid}")
     assert state["log"] == [] and state["view"] == new["view"]
     first = new["view"]["legal"][0]
-    status, out = client.call("POST", move, {"move": first["text"]})
+    status, out = client.call("POST", move, {"move": first["text"], "n": 0})
     assert status == 200 and out["events"][0]["text"] == first["text"]
+    # the same move sent again (a retry) is answered again, not played again
+    again, twice = client.call("POST", move, {"move": first["text"], "n": 0})
+    assert again == 200 and twice["events"][0]["text"] == first["text"]
+    assert twice["view"]["moves"] == out["view"]["moves"]
 
 
 @pytest.mark.parametrize("request_bytes, status, message", [
-    (b"GET / HTTP/one\r\n\r\n", 400, "Bad request version"),
-    (b"BREW / HTTP/1.0\r\n\r\n", 405, "method 'BREW' is not supported"),
+    (b"GET / HTTP/one\r\n\r\n", 400, "bad request"),
+    (b"BREW / HTTP/1.0\r\n\r\n", 405, "BREW is not allowed here"),
     (b"PATCH /api/new HTTP/1.0\r\n\r\n", 405, "use POST"),
 ])
 def test_malformed_http_gets_json_too(server, request_bytes: bytes, status: int,
@@ -321,7 +332,7 @@ def test_move_after_the_end_is_refused(server) -> None:
     _, client = server
     _, new = client.call("POST", "/api/new", {"seed": 2})
     _play_out(client, new["game"], new["view"])
-    status, out = client.call("POST", f"/api/game/{new['game']}/move", {"action": 0})
+    status, out = client.call("POST", f"/api/game/{new['game']}/move", {"action": 0, "n": 0})
     assert status == 409 and "the match is over" in out["error"]
 
 
@@ -357,7 +368,7 @@ def test_agents_move_before_the_person_and_in_teams() -> None:
         assert view["your_turn"] and view["seat"] == 2 and view["hand_sizes"][2] == 10
         assert view["names"] == ["random", "random", "human", "random"]
         _, out = client.call("POST", f"/api/game/{new['game']}/move",
-                             {"action": view["legal"][0]["id"]})
+                             {"action": view["legal"][0]["id"], "n": view["moves"]})
         assert [e["seat"] for e in out["events"]] == [2, 3, 0, 1]
     finally:
         srv.shutdown()
@@ -453,22 +464,23 @@ def test_request_bodies_are_capped_and_connections_kept_alive(server) -> None:
         while b"\r\n\r\n" not in reply:
             reply += sock.recv(65536)
         head, _, body = reply.partition(b"\r\n\r\n")
-        length = int(re.search(rb"Content-Length: (\d+)", head).group(1))
+        length = int(re.search(rb"(?i)Content-Length: (\d+)", head).group(1))
         while len(body) < length:
             body += sock.recv(65536)
         return head, json.loads(body)
 
     with socket.create_connection(srv.server_address[:2], timeout=10) as sock:
-        ask = b"POST /api/new HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}"
+        ask = (b"POST /api/new HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json"
+               b"\r\nContent-Length: 2\r\n\r\n{}")
         head, first = exchange(sock, ask)
-        assert head.startswith(b"HTTP/1.1 201") and b"Connection: close" not in head
+        assert head.startswith(b"HTTP/1.1 201") and b"connection: close" not in head.lower()
         head, second = exchange(sock, ask)  # the same connection, kept alive
         assert head.startswith(b"HTTP/1.1 201") and second["game"] != first["game"]
         # a body past the cap is refused from its Content-Length, without waiting for it
         # (none is sent), and the connection is closed: the body would follow
-        head, err = exchange(sock, b"POST /api/new HTTP/1.1\r\nHost: x\r\n"
+        head, err = exchange(sock, b"POST /api/new HTTP/1.1\r\nHost: 127.0.0.1\r\n"
                                    b"Content-Length: 1000000000\r\n\r\n")
-        assert head.startswith(b"HTTP/1.1 413") and b"Connection: close" in head
+        assert head.startswith(b"HTTP/1.1 413") and b"connection: close" in head.lower()
         assert f"at most {MAX_BODY}" in err["error"]
         assert sock.recv(1) == b""  # closed by the server
 
@@ -484,29 +496,31 @@ def test_the_web_layer_loads_no_higher_layer_and_the_engine_not_it() -> None:
 
 
 def test_games_past_the_memory_bound_are_read_back_from_the_store(monkeypatch) -> None:
-    import scopa_web.server as server
+    from scopa_web import lobby as cache
 
-    monkeypatch.setattr(server, "MAX_ROOMS", 3)
-    lobby = server.Lobby(make_rules("scopa"), "greedy", 0, 1)
-    games = [lobby.new(None) for _ in range(3)]
+    monkeypatch.setattr(cache, "MAX_ROOMS", 3)
+    lobby = cache.Lobby(make_rules("scopa"), "greedy", 0, 1)
+    games = [lobby.new(None).room for _ in range(3)]
     finished = games[1]
-    finished.advance()
+    finished.advance(0.0)
     while not finished.state.done:
-        finished.play(finished.state.legal_actions()[0])
+        finished.play(finished.id, finished.state.legal_actions()[0], 0.0,
+                      len(finished.events))
     assert finished.agents == {}  # its agents are let go; its record stays
     verify_record(json.loads(finished.record_line()))
-    games[0].play(games[0].state.legal_actions()[0])
+    games[0].advance(0.0)
+    games[0].play(games[0].id, games[0].state.legal_actions()[0], 0.0, len(games[0].events))
     lobby.get(games[0].id)  # the oldest is used again; games[2] is now the oldest live one
-    extra = lobby.new(None)
-    assert list(lobby.games) == [games[2].id, games[0].id, extra.id]  # the finished one went
+    extra = lobby.new(None).room
+    assert list(lobby.entries) == [games[2].id, games[0].id, extra.id]  # the finished one went
     lobby.new(None)  # no finished game left: the least recently used goes
-    assert list(lobby.games)[0] == games[0].id and games[2].id not in lobby.games
+    assert list(lobby.entries)[0] == games[0].id and games[2].id not in lobby.entries
     # a game let go is read back from the store as it was, and plays on
-    back = lobby.get(finished.id)
+    back = lobby.get(finished.id).room
     assert back.record_line() == finished.record_line()
-    again = lobby.get(games[2].id)
-    assert again.state.seed == games[2].state.seed and again.log == games[2].log
-    lobby.games.clear()
-    first = lobby.get(games[0].id)
-    assert [e["text"] for e in first.log] == [e["text"] for e in games[0].log]
-    assert first.view() == games[0].view()
+    again = lobby.get(games[2].id).room
+    assert again.state.seed == games[2].state.seed and again.events == games[2].events
+    lobby.entries.clear()
+    first = lobby.get(games[0].id).room
+    assert [e["text"] for e in first.events] == [e["text"] for e in games[0].events]
+    assert first.view(0) == games[0].view(0)

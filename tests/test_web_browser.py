@@ -268,7 +268,7 @@ def test_replay_page_in_the_browser(driver: Any, tmp_path: Path) -> None:
 def server() -> Iterator[tuple[str, Any]]:
     srv = make_server(make_rules("scopa"), "greedy", port=0)
     with serving(srv):
-        yield f"http://127.0.0.1:{srv.server_address[1]}", srv.RequestHandlerClass.lobby
+        yield f"http://127.0.0.1:{srv.server_address[1]}", srv.lobby
 
 
 PLAY_SNAPSHOT = """
@@ -306,7 +306,7 @@ def test_play_a_whole_match_against_greedy(driver: Any, server: tuple[str, Any],
     shot = tmp_path / "play.png"
     for _ in range(300):
         snap = _wait(driver, _ready)
-        game = lobby.get(snap["game"])
+        game = lobby.get(snap["game"]).room
         if snap["overlay"]:  # the hand's score, before the next hand is played
             hands_seen += 1
             score = game.recorder.record["hands"][hands_seen - 1]["score"]
@@ -322,9 +322,9 @@ def test_play_a_whole_match_against_greedy(driver: Any, server: tuple[str, Any],
         assert snap["hand"] == [CODES[c] for c in cards_of(s.hands[0])]
         assert snap["other"] == ["back"] * s.hands[1].bit_count()
         assert snap["table"] == [CODES[c] for c in cards_of(s.table)]
-        assert snap["log"] == [e["text"] for e in game.log]
-        if game.log and game.log[-1]["seat"] == 1:  # greedy's move is shown before our turn
-            assert (snap["mover"], snap["move"]) == ("1", game.log[-1]["text"])
+        assert snap["log"] == [e["text"] for e in game.events]
+        if game.events and game.events[-1]["seat"] == 1:  # greedy's move is shown before our turn
+            assert (snap["mover"], snap["move"]) == ("1", game.events[-1]["text"])
         legal: dict[str, list[str]] = {}
         for a in s.legal_actions():
             legal.setdefault(CODES[action_move(a).card], []).append(action_text(a))
@@ -338,7 +338,7 @@ def test_play_a_whole_match_against_greedy(driver: Any, server: tuple[str, Any],
             if choices_seen == 1:
                 assert driver.save_screenshot(str(tmp_path / "choices.png"))
             buttons[-1].click()
-        if len(game.log) > 12 and not shot.exists():
+        if len(game.events) > 12 and not shot.exists():
             _wait(driver, _ready)
             assert driver.save_screenshot(str(shot))
     else:
@@ -387,17 +387,18 @@ def test_two_tabs_play_two_matches(driver: Any, server: tuple[str, Any]) -> None
         driver.find_element(By.CSS_SELECTOR, "#hand-0 .card.playable").click()
         for b in driver.find_elements(By.CSS_SELECTOR, "#choices button.choice")[:1]:
             b.click()
-        _wait(driver, lambda d: len(lobby.get(second).log) >= 2 and _ready(d))
+        _wait(driver, lambda d: len(lobby.get(second).room.events) >= 2 and _ready(d))
         driver.refresh()  # the tab keeps its match
         snap = _wait(driver, _ready)
         assert snap["game"] == second
-        assert snap["log"] == [e["text"] for e in lobby.get(second).log]
+        assert snap["log"] == [e["text"] for e in lobby.get(second).room.events]
     finally:
         driver.close()
         driver.switch_to.window(driver.window_handles[0])
     driver.refresh()
     snap = _wait(driver, _ready)
-    assert snap["game"] == first and snap["log"] == [e["text"] for e in lobby.get(first).log]
+    assert snap["game"] == first
+    assert snap["log"] == [e["text"] for e in lobby.get(first).room.events]
     _no_page_errors(driver)
 
 
@@ -428,13 +429,12 @@ def test_seeds_past_2_to_the_53_are_shown_exactly(driver: Any, server: tuple[str
     driver.execute_script("sessionStorage.clear()")
     driver.get(f"{base}/?seed={BIG_SEED}&delay=0")
     snap = _wait(driver, _ready)
-    game = lobby.get(snap["game"])
+    game = lobby.get(snap["game"]).room
     assert game.state.seed == BIG_SEED
     assert "seed" not in driver.find_element(By.ID, "info").text
     assert str(BIG_SEED) not in driver.page_source
-    with game.lock:
-        while not game.state.done:
-            game.play(game.state.legal_actions()[0])
+    while not game.state.done:  # the page waits for its person: nothing else plays
+        game.play(game.id, game.state.legal_actions()[0], 0.0, len(game.events))
     driver.refresh()  # the tab's match, now over
     _wait(driver, lambda d: _ready(d) and _ready(d)["state"] == "over")
     assert f"seed {BIG_SEED} ·" in driver.find_element(By.ID, "info").text
@@ -747,6 +747,6 @@ def test_an_idle_seat_is_given_to_an_agent_from_the_other_browser(
                                         else False)(_snap(d)))
         assert "given to an agent" in snap["error"]  # ann's page watches now
         assert all(set(h) <= {"back"} for h in snap["hands"])
-        table = srv.RequestHandlerClass.lobby.hall.get(room)
+        table = srv.lobby.get(room)
         assert table.room.seats[0].agent == "greedy" and table.room.seats[0].token is None
         _no_page_errors(driver2)

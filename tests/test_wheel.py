@@ -209,6 +209,8 @@ def test_the_env_alone_works_without_torch(user: User) -> None:
                  ["train", "--config", "quick"], ["exploit", "greedy"]):
         line = one_line_error(user.scopa(*args, status=2))
         assert "torch is not installed" in line and "scopa-rl[train]" in line, line
+    line = one_line_error(user.scopa("serve", "--port", "0", status=2))
+    assert "is not installed" in line and "scopa-rl[web]" in line, line
     done = user.scopa("ladder", "random", "greedy", "--hands", "2", "--out", "bare")
     assert "no ladder.png: matplotlib is not installed" in done.stderr
     assert (user.home / "bare" / "ratings.csv").is_file()
@@ -268,7 +270,8 @@ def test_train_finds_the_bundled_configs_by_name(trainer: User) -> None:
 
 
 @pytest.mark.install
-def test_serve_answers_from_the_installed_command(trainer: User) -> None:
+def test_serve_answers_from_the_installed_command(trainer: User, dist) -> None:
+    trainer.pip(f"{dist['wheel']}[web]")  # Starlette and uvicorn: the web extra
     proc = subprocess.Popen([str(trainer.venv / "bin" / "scopa"), "serve", "--port", "0",
                              "--opponent", "greedy", "--seed", "1"], cwd=trainer.home,
                             env=trainer.env(), stdout=subprocess.PIPE, text=True)

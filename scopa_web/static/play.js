@@ -148,7 +148,8 @@ function render(v) {
       (v.started ? "" : " · waiting for seat(s) " + v.seats.map((x, s) => x.open ? s : null)
         .filter((s) => s !== null).join(", "));
   $("info").textContent = v.rules.name + ", " + v.players + " players, to " +
-    v.rules.target_score + (v.seed !== undefined ? " · seed " + v.seed : "") + who;
+    v.rules.target_score + (v.seed !== undefined ? " · seed " + v.seed : "") +
+    (v.seeded ? " · preset deals" : "") + who;  // seeded: not drawn at random
   const ms = $("match-score");
   ms.textContent = teamLabel(0) + " " + v.match_score[0] + " – " + v.match_score[1] + " " +
     teamLabel(1);
@@ -327,8 +328,9 @@ async function play(action) {
   busy = true;
   render(V);
   try {
+    // n: the moves seen when choosing; a retry of this move is then not played twice
     const r = await api("POST", "/api/game/" + encodeURIComponent(V.game) + "/move",
-                        { action });
+                        { action, n: V.moves });
     showError("");
     await showEvents(r.events);
     busy = false;
@@ -456,7 +458,7 @@ async function playInRoom(action) {
   busy = true;  // until the live channel shows this move
   render(V);
   try {
-    await api("POST", roomPath() + "/move", { token: TOKEN, action });
+    await api("POST", roomPath() + "/move", { token: TOKEN, action, n: V.moves });
     showError("");
   } catch (e) {
     showError(e.message);
