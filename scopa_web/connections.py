@@ -6,7 +6,9 @@ timeouts of its own, so that no client holds more than its share.
 - a request (its head and its body) arrives within ``REQUEST_S`` of its first byte;
   an idle connection is closed after ``IDLE_S`` (before its first request too);
 - a client that stops reading is cut off once its answers have waited ``WRITE_S``
-  (the transport's buffer full: nothing else waits on it, and no lock is held);
+  (the transport's buffer full: nothing else waits on it, and no lock is held); the
+  kernel's send buffer is kept small (``SEND_BUFFER``), so a client that pipelines
+  requests and never reads gets few answers made for it before it waits;
 - an unreadable request gets a JSON ``400``, as every other refusal.
 """
 
@@ -14,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import socket
 from collections import Counter
 from typing import Any
 
@@ -24,6 +27,8 @@ IDLE_S = 120.0  # seconds a connection may stay idle
 WRITE_S = 30.0  # seconds an answer may wait for a client that does not read
 MAX_CONNECTIONS = 4096  # connections at once, all clients together
 MAX_PER_CLIENT = 256  # connections at once from one address
+SEND_BUFFER = 64 * 1024  # the kernel's send buffer of a connection (it doubles it): what a
+# client that does not read can hold of its answers before the server stops answering it
 
 
 class Limits:
@@ -55,6 +60,33 @@ def _answer(status: int, reason: str, message: str) -> bytes:
             f"Content-Length: {len(body)}\r\nConnection: close\r\n\r\n").encode() + body
 
 
+class _Coalesced:
+    """A connection's transport whose writes of one turn of the event loop are sent in one
+    system call (an answer's head and body together: one send, one packet)."""
+
+    def __init__(self, transport: asyncio.Transport, loop: asyncio.AbstractEventLoop):
+        self._transport, self._loop = transport, loop
+        self._chunks: list[bytes] = []
+
+    def write(self, data: bytes) -> None:
+        if not self._chunks:
+            self._loop.call_soon(self.flush)
+        self._chunks.append(data)
+
+    def flush(self) -> None:
+        if self._chunks:
+            data, self._chunks = b"".join(self._chunks), []
+            if not self._transport.is_closing():
+                self._transport.write(data)
+
+    def close(self) -> None:
+        self.flush()
+        self._transport.close()
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._transport, name)
+
+
 class GuardedProtocol(H11Protocol):
     """uvicorn's h11 protocol with ``Limits`` and the timeouts above (``limits`` is set
     on the subclass ``protocol_class`` makes)."""
@@ -78,6 +110,13 @@ class GuardedProtocol(H11Protocol):
             transport.close()
             return
         self._counted = client
+        self.transport = _Coalesced(transport, self.loop)  # type: ignore[assignment]
+        sock = transport.get_extra_info("socket")
+        if sock is not None:  # a fixed, small buffer: a client that pipelines requests and
+            try:  # never reads gets few answers made for it, then waits (and is cut off)
+                sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SEND_BUFFER)
+            except OSError:
+                pass
         self._arm(IDLE_S)
 
     def connection_lost(self, exc: Exception | None) -> None:

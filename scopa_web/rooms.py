@@ -16,6 +16,7 @@ before they are made here: a move the sink refuses is not played.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import secrets
@@ -66,6 +67,12 @@ def _codes(mask: int) -> list[str]:
     return [CODES[c] for c in cards_of(mask)]
 
 
+@functools.lru_cache(maxsize=64)
+def _rules_dict(rules: Rules) -> dict[str, Any]:
+    """``rules.to_dict()``, made once per rule set (every view carries it; not changed)."""
+    return rules.to_dict()
+
+
 def _live(s: GameState) -> bool:
     """A move is awaited (not the end of the match, nor a hand scored before its redeal)."""
     return not s.done and any(s.hands)
@@ -74,7 +81,7 @@ def _live(s: GameState) -> bool:
 def public_view(s: GameState) -> dict[str, Any]:
     """What everyone at the table sees: the table, both piles, the scope, the counts of
     every hand and of the deck, the scores (teams by absolute index)."""
-    return {"players": s.rules.players, "rules": s.rules.to_dict(), "hand_index": s.hand_index,
+    return {"players": s.rules.players, "rules": _rules_dict(s.rules), "hand_index": s.hand_index,
             "dealer": s.dealer, "to_move": s.to_move if _live(s) else None,
             "table": _codes(s.table), "hand_sizes": [h.bit_count() for h in s.hands],
             "deck": s.deck_count, "piles": [_codes(p) for p in s.piles],
@@ -97,7 +104,7 @@ def seat_view(s: GameState, seat: int) -> dict[str, Any]:
         mv = action_move(a, info.table)
         legal.append({"id": a, "text": action_text(a), "card": CODES[mv.card],
                       "capture": _codes(mv.capture), "takes_all": mv.takes_all})
-    return {"seat": seat, "players": s.rules.players, "rules": s.rules.to_dict(),
+    return {"seat": seat, "players": s.rules.players, "rules": _rules_dict(s.rules),
             "hand_index": s.hand_index, "dealer": info.dealer,
             "to_move": s.to_move if live else None, "hand": _codes(info.hand),
             "table": _codes(info.table), "hand_sizes": list(info.hand_sizes),
