@@ -46,7 +46,7 @@ class SearchParams:
     gap: float = 2.0
     top: int = 3
     leaf: str = "piles"
-    sampler: str = "uniform"
+    sampler: str = "policy"
     candidates: int = 4
     temperature: float = 1.0
     floor: float = 0.1
@@ -90,7 +90,7 @@ def _show(v: object) -> str:
 
 SEARCH_HELP = ("worlds=N (128), horizon=end|N plies (8), prior=X (0), gap=X (2; inf: every "
                "decision), top=K (3; 0: every move), leaf=net|piles (piles), "
-               "sampler=uniform|policy (uniform), candidates=K (4), temperature=X (1), "
+               "sampler=policy|uniform (policy), candidates=K (4), temperature=X (1), "
                "floor=X (0.1)")
 
 

@@ -221,7 +221,7 @@ def test_move_values_are_the_mean_margins_of_the_rollouts():
     worlds those the agent's RNG draws, the moves that ``top`` leaves out NaN."""
     s = positions("scopa", 1, seed=23)[0]
     info = info_set(s, s.to_move)
-    agent = small(seed=5, worlds=4, top=2)
+    agent = small(seed=5, worlds=4, top=2, sampler="uniform")  # worlds: sample_worlds's
     values = agent.move_values(info)
     policy = agent.policy_for(info.rules)
     logits = policy.logits(info)
