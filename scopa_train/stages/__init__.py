@@ -85,15 +85,19 @@ def kind_name(name: object) -> object:
     return RENAMED.get(name, name) if isinstance(name, str) else name
 
 
-def _load(name: str, target: str, where: str) -> StageKind:
+def _load(name: str, target: str, where: str, kit: bool = False) -> StageKind:
     """The ``StageKind`` at ``module:object`` ``target`` (``where``: where it is named,
-    for the error), checked."""
+    for the error), checked. A kit kind's import error is the kit's own and goes up as
+    it is (a missing torch: the commands name the extra to install); another package's
+    is one line naming its entry point."""
     module, _, attr = target.partition(":")
     try:
         obj: Any = importlib.import_module(module)
         for part in attr.split(".") if attr else ():
             obj = getattr(obj, part)
     except (Exception, SystemExit) as e:
+        if kit:
+            raise
         text = str(e).strip().splitlines()[0] if str(e).strip() else ""
         raise KindError(f"stage kind {name!r} ({where}) cannot be loaded: "
                         f"{type(e).__name__}{': ' + text if text else ''}") from None
@@ -110,7 +114,7 @@ def kinds() -> dict[str, StageKind]:
     """Every stage kind by name: the kit's (``BUILTIN``), then those of the installed
     packages' ``scopa.stage_kinds`` entry points (read once a process; a name or a
     section the kit has already is refused)."""
-    out = {name: _load(name, target, target) for name, target in BUILTIN.items()}
+    out = {name: _load(name, target, target, kit=True) for name, target in BUILTIN.items()}
     owner = {s: k.sections[s] for k in out.values() for s in k.sections}
     for ep in sorted(importlib.metadata.entry_points(group=GROUP), key=lambda e: e.name):
         where = f"entry point {ep.name} = {ep.value}, group {GROUP}"
