@@ -43,7 +43,14 @@ from ..config import StageConfig
 from ..rollout import Batch, RolloutCollector, RolloutStats, batched_baseline
 from ..settings import ConfigError, setting
 from . import StageKind
-from .pool import PoolStage, check_ready, explained_variance, learner_start, rollout_scalars
+from .pool import (
+    PoolStage,
+    check_ready,
+    explained_variance,
+    learner_start,
+    rollout_scalars,
+    update_charts,
+)
 
 
 # -- the config section and its checks -------------------------------------------------
@@ -195,14 +202,9 @@ def dmc_scalars(rs: RolloutStats, qs: QStats, decisions: int, *, epsilon: float,
     return {
         "losses/q_mse": qs.q_loss, "losses/q_explained_variance": qs.explained_variance,
         "values/q_chosen_mean": qs.q_taken, "values/return_mean": qs.mean_return,
-        "charts/epsilon": epsilon, "charts/learning_rate": lr,
-        "charts/env_steps_per_second": rs.env_steps / max(rs.seconds, 1e-9),
-        "charts/learner_samples_per_second": qs.samples / max(qs.seconds, 1e-9),
-        "charts/rollout_seconds": rs.seconds, "charts/update_seconds": qs.seconds,
-        "charts/policy_forward_seconds": rs.policy_seconds,
-        "charts/opponent_seconds": rs.opponent_seconds,
-        "charts/decisions_per_rollout": decisions,
-        "charts/updates": updates, "charts/past_pool_size": past_pool,
+        "charts/epsilon": epsilon,
+        **update_charts(rs, samples=qs.samples, seconds=qs.seconds, decisions=decisions,
+                        lr=lr, updates=updates, past_pool=past_pool),
         **rollout_scalars(rs)}
 
 

@@ -235,6 +235,22 @@ def explained_variance(pred: np.ndarray, target: np.ndarray) -> float:
     return float("nan") if var == 0 else 1.0 - float(np.var(target - pred)) / var
 
 
+def update_charts(rs: RolloutStats, *, samples: int, seconds: float, decisions: int,
+                  lr: float, updates: int, past_pool: int) -> dict[str, float]:
+    """The ``charts/...`` scalars every pool kind writes after an update: its learning
+    rate, the rollout's and the update's rates and times (``samples`` decisions through
+    the learner in ``seconds``), the decisions, the updates and the past pool's size."""
+    return {
+        "charts/learning_rate": lr,
+        "charts/env_steps_per_second": rs.env_steps / max(rs.seconds, 1e-9),
+        "charts/learner_samples_per_second": samples / max(seconds, 1e-9),
+        "charts/rollout_seconds": rs.seconds, "charts/update_seconds": seconds,
+        "charts/policy_forward_seconds": rs.policy_seconds,
+        "charts/opponent_seconds": rs.opponent_seconds,
+        "charts/decisions_per_rollout": decisions,
+        "charts/updates": updates, "charts/past_pool_size": past_pool}
+
+
 def rollout_scalars(rs: RolloutStats) -> dict[str, float]:
     """The ``rollout/...`` scalars of one rollout: points and margins per hand and
     episode returns, by opponent kind."""
@@ -270,4 +286,4 @@ def check_ready(cfg: StageConfig) -> None:
 
 
 __all__ = ["PoolStage", "check_ready", "explained_variance", "learner_start",
-           "rollout_scalars"]
+           "rollout_scalars", "update_charts"]

@@ -44,7 +44,14 @@ from ..rollout import (
 )
 from ..settings import ConfigError, setting
 from . import StageKind
-from .pool import PoolStage, check_ready, explained_variance, learner_start, rollout_scalars
+from .pool import (
+    PoolStage,
+    check_ready,
+    explained_variance,
+    learner_start,
+    rollout_scalars,
+    update_charts,
+)
 
 
 # -- the config section and its checks -------------------------------------------------
@@ -273,15 +280,9 @@ def update_scalars(rs: RolloutStats, us: UpdateStats, decisions: int, *, lr: flo
         "losses/entropy": us.entropy, "losses/approx_kl": us.approx_kl,
         "losses/old_approx_kl": us.old_approx_kl, "losses/clip_fraction": us.clip_fraction,
         "losses/explained_variance": us.explained_variance,
-        "charts/learning_rate": lr, "charts/entropy_coef": ent_coef,
-        "charts/env_steps_per_second": rs.env_steps / max(rs.seconds, 1e-9),
-        "charts/learner_samples_per_second": us.samples / max(us.seconds, 1e-9),
-        "charts/rollout_seconds": rs.seconds, "charts/update_seconds": us.seconds,
-        "charts/policy_forward_seconds": rs.policy_seconds,
-        "charts/opponent_seconds": rs.opponent_seconds,
-        "charts/teacher_seconds": rs.teacher_seconds,
-        "charts/decisions_per_rollout": decisions,
-        "charts/updates": updates, "charts/past_pool_size": past_pool,
+        "charts/entropy_coef": ent_coef, "charts/teacher_seconds": rs.teacher_seconds,
+        **update_charts(rs, samples=us.samples, seconds=us.seconds, decisions=decisions,
+                        lr=lr, updates=updates, past_pool=past_pool),
     }
     if us.taught_fraction > 0:
         scalars.update({
