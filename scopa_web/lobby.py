@@ -97,7 +97,8 @@ class Lobby:
             raise ValueError(f"--seed must be a non-negative integer, got {seed}")
         self.rules, self.opponent, self.seat, self.seed = rules, opponent, seat, seed
         self.started = 0
-        self.lock = threading.Lock()
+        self.lock = threading.Lock()  # the cache (held briefly: the event loop takes it)
+        self.creating = threading.Lock()  # rooms counted and made one at a time
         try:  # a bad spec or checkpoint fails now, not per game
             make_agent(opponent, seed=0)
         except ValueError as e:  # the list of known agents, on one line
@@ -170,7 +171,9 @@ class Lobby:
         if seed is not None:
             return seed
         with self.lock:
-            return self._seed_locked()
+            k = self.started
+            self.started += 1
+        return derive_seed(self.seed, k) if self.seed is not None else secrets.randbits(62)
 
     def new(self, seed: int | None) -> Entry:
         """A one-person game (its id is its seat's token)."""
@@ -203,28 +206,19 @@ class Lobby:
             raise ApiError(400, "a room needs at least one person's seat (agents alone: "
                                 "use scopa record)")
         name = check_name(body.get("name"))
-        with self.lock:  # counted in the database: rooms let go from memory count too
+        with self.creating:  # counted in the database: rooms let go from memory count too
             waiting = self.store.waiting_rooms(time.time() - WAITING_S)
             if waiting >= MAX_WAITING:
                 raise ApiError(503, f"{MAX_WAITING} rooms are waiting for people to take "
                                     "their seats already: try again later")
-            room = Room(new_id(), rules, seats, self._seed_locked(), time.time(),
+            room = Room(new_id(), rules, seats, self._seed(None), time.time(),
                         sink=self.store, seeded=self.seed is not None)
-            self.store.create_room(room)
-            entry = Entry(room)
-            self.entries[room.id] = entry
-            self._trim()
+            entry = self.add(room)
         token = None
         if mine is not None:
             _, token = room.join(seats[mine].invite, name, time.time())
             room.advance(time.time())
         return entry, mine, token
-
-    def _seed_locked(self) -> int:
-        """The next deal's seed (call with ``lock`` held)."""
-        k = self.started
-        self.started += 1
-        return derive_seed(self.seed, k) if self.seed is not None else secrets.randbits(62)
 
 
 def room_rules(body: dict[str, Any]) -> Rules:
