@@ -233,7 +233,7 @@ def test_the_quality_benchmark_compares_the_two_samplers():
     assert out.returncode == 0, out.stderr
     assert "positions from 3 hands against pretrained" in out.stdout
     assert out.stdout.count("loglik gain") == 2
-    assert "uniform_median_ms" in out.stdout and "policy_median_ms" in out.stdout
+    assert "uniform_median_cpu_ms" in out.stdout and "policy_median_cpu_ms" in out.stdout
 
 
 def test_pimc_deals_its_worlds_by_the_named_sampler():
