@@ -17,12 +17,12 @@ $(BIN)/activate:
 # (an unpinned torch would pull a multi-GB CUDA build). Elsewhere, pyproject's
 # range lets users keep their own torch. `make train` installs the package with its
 # `train` extra (torch, TensorBoard, matplotlib; `pip install .` alone is the env without
-# them) and its `web` extra (`scopa serve`: Starlette, uvicorn); `make test` adds the
-# extras the tests exercise (Ray, RLlib, SB3, OpenSpiel, TorchRL, selenium, notebook
-# tools, build and twine).
+# them); `make test` adds the extras the tests exercise (Ray, RLlib, SB3, OpenSpiel,
+# TorchRL, `web`: Starlette and uvicorn for `scopa serve`, selenium; notebook tools,
+# build and twine).
 $(VENV)/.installed: $(BIN)/activate pyproject.toml
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install -q torch==2.13.0
-	$(EDITABLE) ".[train,web]"
+	$(EDITABLE) ".[train]"
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
