@@ -171,7 +171,7 @@ def _replay_html(args: argparse.Namespace) -> int:
 def cmd_review(args: argparse.Namespace) -> int:
     """Review recorded matches: every decision valued by a reviewing agent
     (``agents.evaluation.review``); a table here, JSON lines or a web page in ``--out``."""
-    from agents.evaluation.review import Reviewer, review_match, write_lines
+    from agents.evaluation.match_review import Reviewer, review_match, write_lines
 
     page = args.out is not None and args.out.lower().endswith((".html", ".htm"))
     if args.out is not None and not page and not args.out.lower().endswith(".jsonl"):

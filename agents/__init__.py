@@ -38,7 +38,7 @@ by ``import scopa_env``, which importing this package does.
 
 ``make_agent(spec, seed)`` builds one; an unknown name or parameter raises
 ``ValueError`` listing what exists. Every agent has ``spec`` and ``act(info) -> id``;
-built-in ones also ``act_batch(infos)``. ``agents.baselines.batched.batched_actions`` plays
+built-in ones also ``act_batch(infos)``. ``agents.baselines.vector_moves.batched_actions`` plays
 ``random``, ``greedy`` and ``expert`` in many games of a ``VectorScopaEnv`` at once.
 """
 

@@ -18,7 +18,7 @@ from typing import Any, ClassVar, Protocol, runtime_checkable
 
 from scopa_env.observation import InfoSet
 
-from .analysis import MoveAnalysis, first_best, forced
+from .move_analysis import MoveAnalysis, first_best, forced
 
 
 @runtime_checkable
@@ -38,7 +38,7 @@ class BaseAgent:
 
     ``PARAMS`` maps each spec parameter to ``(type, default, help)``; ``values_in_points``:
     whether ``scores`` are in points (hand points of the seat's team minus the other's),
-    which makes the agent a reviewer (``analyse``, ``agents.evaluation.review``)."""
+    which makes the agent a reviewer (``analyse``, ``agents.evaluation.match_review``)."""
 
     name: ClassVar[str] = ""
     summary: ClassVar[str] = ""
@@ -77,7 +77,7 @@ class BaseAgent:
         raise NotImplementedError(f"{type(self).__name__} defines neither act nor scores")
 
     def analyse(self, info: InfoSet, played: int | None = None) -> MoveAnalysis:
-        """The decision as ``act`` sees it (``agents.analysis``): every legal move's
+        """The decision as ``act`` sees it (``agents.move_analysis``): every legal move's
         ``scores`` and the first best, the move ``act`` plays (``played`` changes nothing:
         every move is scored). Only for agents that choose by ``scores``."""
         if type(self).act is not BaseAgent.act:

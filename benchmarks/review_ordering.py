@@ -7,7 +7,7 @@
 1. **Records.** Every pair of ``--agents`` plays ``--games`` matches to 11 in each seating
    (``scopa record``, seeds from ``--seed``), into one records file per seating.
 2. **Review.** Every match is reviewed by ``--reviewer`` (reviewer seed 0;
-   ``agents.evaluation.review``); each agent's mean loss per decision is its points lost
+   ``agents.evaluation.match_review``); each agent's mean loss per decision is its points lost
    over all its decisions divided by their number, with a 95% interval from a bootstrap
    over its (match, seat) pairs.
 3. **Order.** For every pair of agents the ladder (``--ladder``: ratings.json) places apart
@@ -36,7 +36,7 @@ import numpy as np
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from agents import check_spec, make_agent  # noqa: E402
-from agents.evaluation.review import DEFAULT_REVIEWER, Reviewer, review_match  # noqa: E402
+from agents.evaluation.match_review import DEFAULT_REVIEWER, Reviewer, review_match  # noqa: E402
 from scopa_cli import main as scopa  # noqa: E402
 from scopa_env.play import derive_seed, play_match  # noqa: E402
 from scopa_env.records import read_records  # noqa: E402

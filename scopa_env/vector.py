@@ -49,7 +49,8 @@ rank-major table mask) selects its capture *patterns* (place, take a same-rank c
 a rank partition of its value, take all); a pattern's catalogue ids follow from the
 suits of the table cards of its ranks. See ``scopa_env.vector_tables``. That generator,
 ``VectorScopaEnv.card_moves`` (any (card, table) pairs, not only the hands of the seats
-to move), also gives the batched baselines (``agents.baselines.batched``) their opponents' replies.
+to move), also gives the batched baselines (``agents.baselines.vector_moves``) their
+opponents' replies.
 """
 
 from __future__ import annotations
@@ -378,7 +379,7 @@ class VectorScopaEnv(GameViews):
         move, in no particular order. ``rows`` int64 indices into ``table_rm`` (int64
         ``to_rank_major`` masks); a card must not be on its table. ``captures_only``: leave
         out the places (a card that captures nothing). The one move generator of the
-        batched code: legal sets here, opponents' replies in ``agents.baselines.batched``."""
+        batched code: legal sets here, opponents' replies in ``agents.baselines.vector_moves``."""
         info = CARD_INFO.take(cards)
         # the card's key -> its patterns (place, same-rank takes, sum partitions, take all)
         tr = table_rm.take(rows)

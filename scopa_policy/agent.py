@@ -36,8 +36,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from agents.analysis import MoveAnalysis, forced
 from agents.baselines.endgame import EndgameSolver, position_from_obs
+from agents.move_analysis import MoveAnalysis, forced
 from scopa_env.observation import InfoSet, encode_info
 from scopa_env.rules import Rules
 
@@ -224,7 +224,7 @@ class PolicyAgent:
         return out
 
     def analyse(self, info: InfoSet, played: int | None = None) -> MoveAnalysis:
-        """The decision as ``act`` makes it (``agents.analysis``): the move it plays, the
+        """The decision as ``act`` makes it (``agents.move_analysis``): the move it plays, the
         network's probability of every move (the softmax of ``logits``) and its value of
         the position in points; in a 2-player last deal under ``endgame="exact"`` the
         moves' exact values (``how="exact"``). ``played`` changes nothing: the network

@@ -38,8 +38,8 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from agents.analysis import MoveAnalysis, forced
 from agents.baselines.pimc import LeafModel
+from agents.move_analysis import MoveAnalysis, forced
 from agents.worlds import UniformSampler, WorldSampler
 from scopa_env.game import GameState, apply
 from scopa_env.observation import InfoSet, encode, encode_info, info_set

@@ -428,9 +428,9 @@ def rollout_length(cfg: Any) -> int:
 
 def batched_baseline(kind: str, env: Any, games: np.ndarray, rng: np.random.Generator
                      ) -> np.ndarray | None:
-    """Baseline moves as array code over the vector env (``agents.baselines.batched``), or None
+    """Baseline moves as array code over the vector env (``agents.baselines.vector_moves``), or None
     for a kind without a batched form (then per-game agents play)."""
-    from agents.baselines.batched import BATCHED, batched_actions
+    from agents.baselines.vector_moves import BATCHED, batched_actions
 
     return batched_actions(kind, env, games, rng) if kind in BATCHED else None
 

@@ -16,7 +16,7 @@ import time
 from collections import OrderedDict
 from typing import Any
 
-from agents.evaluation.review import Reviewer, analysis_json, review_match
+from agents.evaluation.match_review import Reviewer, analysis_json, review_match
 from scopa_env.cards import CODES, cards_of
 from scopa_env.observation import InfoSet
 from scopa_env.rules import Rules, make_rules

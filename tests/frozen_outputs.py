@@ -55,7 +55,7 @@ def vector_lines(name: str, options: dict, seed: int = 11, games: int = 6,
     """Digests of the vector env played by the batched baselines: of its match records
     (each line as ``append_records`` writes it) and of every step's observation, mask,
     actions, rewards and flags."""
-    from agents.baselines.batched import batched_actions
+    from agents.baselines.vector_moves import batched_actions
     from scopa_env.vector import VectorScopaEnv
 
     lines = []

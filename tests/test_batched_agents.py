@@ -1,4 +1,4 @@
-"""Batched baselines (``agents.baselines.batched``) play exactly as the per-game agents.
+"""Batched baselines (``agents.baselines.vector_moves``) play exactly as the per-game agents.
 
 Games of a ``VectorScopaEnv`` are played with a mix of random, greedy and expert moves
 through every phase of a hand (deals, the last plays with an empty deck, later hands
@@ -15,7 +15,7 @@ import numpy as np
 import pytest
 
 from agents import ExpertAgent, GreedyAgent
-from agents.baselines.batched import BATCHED, batched_actions
+from agents.baselines.vector_moves import BATCHED, batched_actions
 from scopa_env.cards import N_CARDS
 from scopa_env.moves import action_id, card_moves
 from scopa_env.rules import NAMED_RULES

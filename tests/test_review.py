@@ -1,5 +1,5 @@
 """``scopa review``: each decision of a recorded match valued by a reviewing agent
-(``agents.evaluation.review``): the analysis is the code path the agent plays by, the
+(``agents.evaluation.match_review``): the analysis is the code path the agent plays by, the
 reviewer's own moves lose 0, no hidden card changes a decision's review, the JSON lines
 and the table, and bad input in one line."""
 
@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 
 from agents import agent_factory, make_agent
-from agents.evaluation.review import Reviewer, decision_seed, review_decision, review_match
+from agents.evaluation.match_review import Reviewer, decision_seed, review_decision, review_match
 from scopa_cli import main as scopa
 from scopa_env.cards import CODES, cards_of
 from scopa_env.game import apply, new_match

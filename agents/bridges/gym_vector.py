@@ -49,7 +49,7 @@ from scopa_env.vector import VectorScopaEnv
 
 from .. import check_spec, make_agent, parse_spec
 from ..base import BaseAgent
-from ..baselines.batched import BATCHED, batched_actions
+from ..baselines.vector_moves import BATCHED, batched_actions
 from .gym_env import ILLEGAL
 from .move_interface import MoveInterface
 

@@ -3,7 +3,7 @@
 The record is replayed through the engine (``scopa_env.records.replay``). At every
 decision (a move with more than one legal choice; a lone legal move is no decision:
 neither listed nor counted) the seat's information set (``info_set``: nothing it may
-not know) goes to the reviewing agent's ``analyse(info, played)`` (``agents.analysis``),
+not know) goes to the reviewing agent's ``analyse(info, played)`` (``agents.move_analysis``),
 the method the agent chooses its own moves by. A reviewer is any agent whose
 ``values_in_points`` is true (``pretrained:search=on``, ``ckpt:PATH,search=on``,
 ``pimc``); another is refused in one line.
@@ -43,7 +43,7 @@ from scopa_env.play import derive_seed, has_reset
 from scopa_env.records import replay
 from scopa_env.rules import Rules, make_rules
 
-from ..analysis import MoveAnalysis
+from ..move_analysis import MoveAnalysis
 
 FORMAT = "scopa-review/1"
 DEFAULT_REVIEWER = "pretrained:search=on"

@@ -7,7 +7,7 @@ when the agent's random state is the same) and what it weighed, in the order of
 the other team's) when the agent's ``values_in_points`` is true; ``played``, a legal id
 the caller wants compared with the agent's choice, is valued too where the agent's play
 would leave it unvalued (``deep``: e.g. the search rolls out a move its network ruled
-out). The review (``agents.evaluation.review``) is built on this method; docs/agents.md
+out). The review (``agents.evaluation.match_review``) is built on this method; docs/agents.md
 has the protocol.
 """
 
