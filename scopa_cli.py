@@ -170,7 +170,7 @@ def _replay_html(args: argparse.Namespace) -> int:
 
 def cmd_review(args: argparse.Namespace) -> int:
     """Review recorded matches: every decision valued by a reviewing agent
-    (``agents.evaluation.review``); a table here, JSON lines or a web page in ``--out``."""
+    (``agents.evaluation.match_review``); a table here, JSON lines or a web page in ``--out``."""
     from agents.evaluation.match_review import Reviewer, review_match, write_lines
 
     page = args.out is not None and args.out.lower().endswith((".html", ".htm"))

@@ -395,7 +395,7 @@ class SearchAgent:
         return self.scores_batch([info])[0]
 
     def analyse(self, info: InfoSet, played: int | None = None) -> MoveAnalysis:
-        """The decision as ``act`` makes it (``agents.analysis``), with the network's
+        """The decision as ``act`` makes it (``agents.move_analysis``), with the network's
         probabilities and value (``PolicyAgent.analyse``): a searched decision's ``scores``
         (``how="search"``) and the move of the best; where the agent leaves the call to
         the network (its sure calls, a 2-player last deal) the network's analysis (the

@@ -96,7 +96,7 @@ def replay_page(rec: dict[str, Any], *, match: int = 1, source: str = "",
                 seat: int | None = None, review: dict[str, Any] | None = None) -> str:
     """The whole HTML page of a recorded match; ``seat`` opens it in that seat's view
     (``None``: every hand shown); ``review``: the match's review
-    (``agents.evaluation.review.MatchReview.page_data``), shown beside each move
+    (``agents.evaluation.match_review.MatchReview.page_data``), shown beside each move
     (``static/review.js``)."""
     players = rec["rules"]["players"]
     if seat is not None and not 0 <= seat < players:

@@ -1,5 +1,5 @@
 """The server's reviewer (``scopa serve --hint-agent SPEC``): a hint at a person's turn
-and the review of a finished match, both through ``agents.evaluation.review``.
+and the review of a finished match, both through ``agents.evaluation.match_review``.
 
 A hint is the ``Reviewer``'s ``analyse`` of the seat's own information set
 (``scopa_env.observation.info_set``: no other hand, no deck), the analysis the review of
