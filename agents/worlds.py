@@ -83,7 +83,13 @@ def random_hands(cards: list[int], sizes: list[tuple[int, int]], rng: random.Ran
     holds)`` pairs), in place into ``hands`` (default: all empty): ``cards`` is shuffled,
     and what is left after the hands (its tail) is the rest in random order."""
     rng.shuffle(cards)
-    hands = hands if hands is not None else [0] * (1 + max(s for s, _ in sizes))
+    return _deal_into(cards, sizes,
+                      hands if hands is not None else [0] * (1 + max(s for s, _ in sizes)))
+
+
+def _deal_into(cards: list[int], sizes: list[tuple[int, int]], hands: list[int]) -> list[int]:
+    """``cards`` in order into the seats of ``sizes`` (``(seat, cards it holds)``), in place
+    into ``hands``."""
     pos = 0
     for seat, size in sizes:
         m = 0
@@ -244,17 +250,9 @@ class InferenceSampler:
         template = world_template(info)
         horizon = N_CARDS if depth is None else dealt_within(info, depth)
         unseen, others, dealt = _unseen_places(info)
-        cands = np.zeros((self.candidates * n, info.players), np.uint64)
-        cands[:, info.seat] = info.hand
-        for row in cands:  # only the other hands: the deck is dealt after resampling
-            picked = rng.sample(unseen, dealt)
-            pos = 0
-            for seat, size in others:
-                m = 0
-                for c in picked[pos:pos + size]:
-                    m |= 1 << c
-                row[seat] = m
-                pos += size
+        # only the other hands: the deck is dealt after resampling
+        cands = np.array([_deal_into(rng.sample(unseen, dealt), others, list(template.hands))
+                          for _ in range(self.candidates * n)], np.uint64)
         weights = self.posterior(info, cands)
         # systematic resampling: n evenly spaced points on the weights' cumulative sum
         points = (rng.random() + np.arange(n)) / n
