@@ -230,15 +230,26 @@ class InferenceSampler:
 
     name = "policy"
 
-    def __init__(self, model: MoveModel, candidates: int = 4) -> None:
+    def __init__(self, model: MoveModel, candidates: int = 4, recent: int = 3) -> None:
         if candidates < 1:
             raise ValueError(f"sampler candidates must be at least 1, got {candidates}")
         self.model = model
         self.candidates = candidates
+        self.recent = recent
 
     def posterior(self, info: InfoSet, hands: np.ndarray) -> np.ndarray:
-        """The normalised weights (C,) of the candidate deals ``hands`` (C, players)."""
+        """The normalised weights (C,) of the candidate deals ``hands`` (C, players): the
+        likelihood of each other seat's last ``recent`` moves this round (all of them in
+        rounds of 3 cards; in scopone's 10-card hands it bounds the cost and keeps the
+        weights from resting on a few deals)."""
         decisions = past_decisions(info, [int(h) for h in hands[0]])
+        per_seat: dict[int, int] = {}
+        kept = []
+        for d in reversed(decisions):
+            per_seat[d.seat] = per_seat.get(d.seat, 0) + 1
+            if per_seat[d.seat] <= self.recent:
+                kept.append(d)
+        decisions = kept[::-1]
         logw = self.model.log_likelihood(decisions, hands) if decisions else np.zeros(len(hands))
         w = np.exp(logw - logw.max())
         return w / w.sum()
