@@ -136,14 +136,20 @@ def sample_worlds(info: InfoSet, n: int, rng: random.Random, depth: int | None =
     found: dict[tuple, list] = {}
     for _ in range(n):
         hands = random_hands(unseen, others, rng, list(template.hands))
-        rest = tuple(unseen[dealt:])
-        key = (tuple(hands), rest[:horizon])
-        entry = found.get(key)
-        if entry is not None:
-            entry[1] += 1
-            continue
-        found[key] = [_world(template, hands, rest), 1]
+        _count(found, template, hands, unseen[dealt:], horizon)
     return [(w, k) for w, k in found.values()]
+
+
+def _count(found: dict[tuple, list], template: GameState, hands: list[int],
+           rest: Sequence[int], horizon: int) -> None:
+    """Count the world of ``hands`` and undealt deck ``rest`` in ``found``: merged with an
+    earlier one that agrees on the hands and the ``horizon`` next deck cards."""
+    key = (tuple(hands), tuple(rest[:horizon]))
+    entry = found.get(key)
+    if entry is not None:
+        entry[1] += 1
+    else:
+        found[key] = [_world(template, hands, tuple(rest)), 1]
 
 
 # ---------------------------------------------------------------- reading the others' moves
@@ -276,12 +282,7 @@ class InferenceSampler:
                 held |= h
             rest = [c for c in unseen if not held >> c & 1]
             rng.shuffle(rest)
-            key = (tuple(hands), tuple(rest[:horizon]))
-            entry = found.get(key)
-            if entry is not None:
-                entry[1] += 1
-                continue
-            found[key] = [_world(template, hands, rest), 1]
+            _count(found, template, hands, rest, horizon)
         return [(w, k) for w, k in found.values()]
 
 

@@ -37,3 +37,27 @@ def test_an_absent_package_and_a_present_one(tmp_path: Path) -> None:
                          "install -e .[sb3]\n"
     out = _need(tmp_path, "json.decoder", "none")
     assert out.returncode == 0 and out.stdout == "went on\n"
+
+
+def test_a_smoke_run_takes_an_overrun_update_and_a_real_budget_does_not() -> None:
+    """``refuse_overrun``: no update at all, or a first update past a real budget, stops
+    the script in one line; with ``--smoke`` one finished update is enough (a busy machine
+    may overrun a budget of seconds)."""
+    code = ("import sys, types; sys.path[:0] = ['benchmarks/algorithms']; "
+            "from protocol import refuse_overrun; "
+            "a = types.SimpleNamespace(minutes=0.1, smoke=sys.argv[1] == 'smoke'); "
+            "refuse_overrun('algo', a, 6.0, None if sys.argv[2] == 'none' else 29.3); "
+            "print('went on')")
+    root = Path(__file__).resolve().parents[1]
+
+    def run(mode: str, first: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-c", code, mode, first], capture_output=True,
+                              text=True, cwd=root, timeout=60)
+
+    assert run("smoke", "late").stdout.strip() == "went on"
+    for mode, first in (("real", "late"), ("smoke", "none")):
+        out = run(mode, first)
+        assert out.returncode != 0 and "went on" not in out.stdout
+        text = (out.stdout + out.stderr).strip()
+        assert "algo: --minutes 0.1 is too small to finish one update" in text, text
+        assert "Traceback" not in text

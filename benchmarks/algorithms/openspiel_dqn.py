@@ -19,7 +19,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from protocol import Clock, load_example, need, parse_args, too_small, write_result
+from protocol import Clock, load_example, need, parse_args, refuse_overrun, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -78,8 +78,7 @@ def main() -> int:
         if clock.snapshot_due() and updates:
             snapshot(args.out / "snapshots" / f"dqn_{len(snapshots):02d}")
     seconds = clock.seconds()
-    if first is None or first > clock.budget:
-        too_small(NAME, args.minutes, first)
+    refuse_overrun(NAME, args, clock.budget, first)
     spec = snapshot(args.out / "dqn")
     snapshots[-1]["minutes"] = seconds / 60
     write_result(args.out, algorithm=NAME, library="OpenSpiel DQN (PyTorch)", spec=spec,

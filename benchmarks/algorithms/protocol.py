@@ -97,6 +97,14 @@ class Clock:
         return True
 
 
+def refuse_overrun(name: str, args: Any, budget_s: float, first_update_s: float | None) -> None:
+    """``too_small`` unless an update finished within the budget; with ``--smoke`` one
+    finished update is enough, however long it took (a busy machine may overrun a budget
+    of seconds: a smoke run checks the pipeline, not the budget)."""
+    if first_update_s is None or (first_update_s > budget_s and not args.smoke):
+        too_small(name, args.minutes, first_update_s)
+
+
 def too_small(name: str, minutes: float, first_update_s: float | None) -> None:
     """Exit with one line: no update finished within the budget."""
     took = (f"the first took {first_update_s:.1f} s" if first_update_s is not None

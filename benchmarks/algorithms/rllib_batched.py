@@ -17,7 +17,7 @@ import sys
 import time
 from pathlib import Path
 
-from protocol import Clock, load_example, need, parse_args, too_small, write_result
+from protocol import Clock, load_example, need, parse_args, refuse_overrun, write_result
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
@@ -57,8 +57,7 @@ def main() -> int:
                 snapshot(args.out / "snapshots" / f"module_{len(snapshots):02d}",
                          clock.seconds())
         seconds, steps = clock.seconds(), env.env_steps
-        if first is None or first > clock.budget:
-            too_small(NAME, args.minutes, first)
+        refuse_overrun(NAME, args, clock.budget, first)
         t0 = time.perf_counter()
         spec = snapshot(args.out / "module", seconds)
         algo.stop()
