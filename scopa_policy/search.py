@@ -324,7 +324,7 @@ class SearchAgent:
         self.rng = random.Random(seed)
         self.precision = precision
         self._rollout: dict[int, RolloutPolicy] = {}
-        self._samplers: dict[tuple[int, str], WorldSampler] = {}
+        self._samplers: dict[int, WorldSampler] = {}
         self.searched = 0  # decisions searched
         self.rollouts = 0  # rollouts played
 
@@ -341,10 +341,9 @@ class SearchAgent:
         p = self.params
         if p.sampler == "uniform":
             return UniformSampler()
-        key = (id(policy.net), "sampler")
-        got = self._samplers.get(key)
+        got = self._samplers.get(id(policy.net))
         if got is None:
-            got = self._samplers[key] = policy_sampler(
+            got = self._samplers[id(policy.net)] = policy_sampler(
                 self.rollout_policy(policy), p.candidates, p.temperature, p.floor)
         return got
 

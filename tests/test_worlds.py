@@ -76,8 +76,9 @@ def test_the_engine_keeps_the_rounds_public_history():
             info = info_set(s, s.to_move)
             assert info.round_moves == s.round_moves and info.round_start == s.round_start
     assert s.round_moves == () and s.round_start is None  # the next round was dealt
-    apply(s, s.legal_actions()[0])
-    assert s.round_start.table == info.table or len(s.round_moves) == 1
+    table, first = s.table, (s.to_move, s.legal_actions()[0])
+    apply(s, first[1])
+    assert s.round_start.table == table and s.round_moves == (first,)
 
 
 @pytest.mark.parametrize("players, rules_kw", [(2, {}), (4, {}), (2, {"ace_takes_all": True})])
