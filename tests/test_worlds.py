@@ -278,3 +278,14 @@ def test_an_unknown_or_broken_sampler_is_one_clear_line(monkeypatch):
     with pytest.raises(ValueError, match=r"world sampler 'policy' \(no_such_module_here:f\) "
                                          r"cannot be built: ModuleNotFoundError"):
         make_sampler("policy", make_rules("scopa"))
+
+
+def test_a_round_history_that_does_not_lead_to_the_table_is_refused():
+    import dataclasses
+
+    info, s, _ = played_positions(1, seed=41)[0]
+    start = info.round_start._replace(table=info.round_start.table ^ (info.unseen & -info.unseen))
+    bad = dataclasses.replace(info, round_start=start)
+    with pytest.raises(ValueError, match="information set is inconsistent: its round's moves "
+                                         "do not lead to its table"):
+        past_decisions(bad, s.hands)
