@@ -3,7 +3,7 @@ PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install train test test-learning lint bench bench-train ladder dist baselines clean
+.PHONY: install train test test-learning lint docs bench bench-train ladder dist baselines clean
 
 # setuptools notes on every editable install of this layout that folders named like the
 # packages may shadow them; nothing new here (the checkout is the package): kept quiet
@@ -19,14 +19,18 @@ $(BIN)/activate:
 # `train` extra (torch, TensorBoard, matplotlib; `pip install .` alone is the env without
 # them); `make test` adds the extras the tests exercise (Ray, RLlib, SB3, OpenSpiel,
 # TorchRL, `web`: Starlette and uvicorn for `scopa serve`, selenium; notebook tools,
-# build and twine).
+# build and twine; `docs`: Sphinx, furo, MyST for the site).
 $(VENV)/.installed: $(BIN)/activate pyproject.toml
 	$(BIN)/python -c "import torch" 2>/dev/null || $(BIN)/pip install -q torch==2.13.0
 	$(EDITABLE) ".[train]"
 	touch $@
 
 $(VENV)/.installed-test: $(VENV)/.installed
-	$(EDITABLE) ".[test,train,web,sb3,ray,rllib,openspiel,torchrl]"
+	$(EDITABLE) ".[test,train,web,sb3,ray,rllib,openspiel,torchrl,docs]"
+	touch $@
+
+$(VENV)/.installed-docs: $(VENV)/.installed
+	$(EDITABLE) ".[train,docs]"
 	touch $@
 
 install: $(VENV)/.installed
@@ -37,8 +41,18 @@ CONFIG ?= configs/recipe.yaml
 train: install
 	$(BIN)/python train.py --config $(CONFIG)
 
+# the documentation site, strict (docs/README.md): any warning (a broken link, a missing
+# name, a page in no table of contents) fails it, and every one is listed
+SPHINX := $(BIN)/sphinx-build -q -W --keep-going -n -b html -d docs/_build/doctrees docs site
+
+# the site in site/ (open site/index.html), from the docstrings, the config and the pages
+docs: $(VENV)/.installed-docs
+	$(SPHINX)
+
+# the site's strict build first (tests/test_docs_site.py reads what it built), then pytest
 test: $(VENV)/.installed-test
-	$(BIN)/python -m pytest -q
+	$(SPHINX)
+	SCOPA_DOCS_SITE=site $(BIN)/python -m pytest -q
 
 # the tests that check training learns (pytest marker `learning`; `make test` runs them too)
 test-learning: $(VENV)/.installed-test

@@ -39,11 +39,6 @@ LAYERS = (
 )
 """The public packages, from the bottom layer up, with their one-line summary."""
 
-SUBCOMMANDS = ("record", "replay", "review", "verify", "play", "serve", "eval", "ladder",
-               "exploit", "train")
-"""The subcommands of ``scopa``, in its own order (a test checks it is every one)."""
-
-
 def write(path: Path, text: str) -> None:
     """``text`` into ``path``, left untouched when it holds it already (no rebuild)."""
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -262,10 +257,21 @@ def help_text(command: str) -> str:
     return buf.getvalue().rstrip()
 
 
+def subcommands() -> list[str]:
+    """The subcommands of ``scopa``, in its own order, from its parser."""
+    import argparse
+
+    import scopa_cli
+
+    parser = scopa_cli.build_parser()
+    return [name for action in parser._actions  # argparse lists its subparsers only here
+            if isinstance(action, argparse._SubParsersAction) for name in action.choices]
+
+
 def cli_page(out: Path) -> None:
     """``scopa --help`` and each subcommand's ``--help``, as the command prints them."""
     parts = ["```text", "$ scopa --help", help_text(""), "```\n"]
-    for sub in SUBCOMMANDS:
+    for sub in subcommands():
         parts += [f"## `scopa {sub}`\n", "```text", f"$ scopa {sub} --help", help_text(sub),
                   "```\n"]
     write(out / "cli_help.md", "\n".join(parts))
