@@ -24,6 +24,7 @@ for agent in env.agent_iter():
 | episodes | `episode="match"` (default, to `target_score`) or `"hand"` (one hand) |
 | illegal actions | `illegal_action="raise"` (default): `IllegalMoveError` naming the move, the seat and the legal moves. `"lose"`: the offender gets -1, every other seat 0, and the episode ends (PettingZoo's TerminateIllegalWrapper) |
 | rules | `rules="scopa"` (or `scopone_scientifico`, `scopone`, `asso_piglia_tutto`, a `Rules`) plus any option of rules.md as a keyword: `players=4`, `capture_rule="fewest"`, `target_score=21`, … |
+| seeding | `reset(seed=s)` plays the match of seed `s` (the deals of `new_match(rules, seed=s)`) and seeds `np_random` from a value derived from `s`; later unseeded resets draw their match seeds from `s`'s sequence. `reset(options={"deck": [...]})` fixes the first hand's deal order |
 
 The observation's layout (hand, table, both teams' captures, unseen cards, then hand
 sizes, deck count, match score, scope, seat from the dealer, last capturing team) is

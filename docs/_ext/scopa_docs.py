@@ -291,6 +291,12 @@ def copy_notebooks(src: Path, out: Path) -> None:
 def generate(app: Sphinx) -> None:
     """Every generated page, before Sphinx reads the sources."""
     src = Path(app.srcdir)
+    # myst-nb writes the notebooks' images beside the output folder (site/../): into the
+    # build's cache instead, where nothing of the checkout is
+    config = getattr(app.env, "mystnb_config", None)
+    if config is not None:
+        app.env.mystnb_config = config.copy(
+            output_folder=str(Path(app.doctreedir).resolve() / "jupyter_execute"))
     api_pages(src / "api")
     copy_notebooks(src.parent / "notebooks", src / "notebooks")
     gen = src / "_generated"
