@@ -95,4 +95,4 @@ baselines: install
 	$(BIN)/python benchmarks/baselines.py --minutes $(BASELINES_MINUTES) --seeds $(BASELINES_SEEDS)
 
 clean:
-	rm -rf $(VENV) build dist *.egg-info
+	rm -rf $(VENV) build dist *.egg-info site docs/_build docs/_generated docs/api docs/notebooks
