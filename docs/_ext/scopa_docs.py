@@ -21,6 +21,7 @@ import importlib
 import io
 import os
 import pkgutil
+import re
 import shutil
 from pathlib import Path
 from typing import Any
@@ -104,6 +105,9 @@ def render_markdown(directive: SphinxDirective, text: str) -> list[nodes.Node]:
     from myst_parser.mdit_to_docutils.sphinx_ import SphinxRenderer
     from myst_parser.parsers.mdit import create_md_parser
 
+    # reStructuredText's "text::" before an indented block: in Markdown the block is code
+    # already, and the colons one
+    text = re.sub(r"(?m)(\S)::$", r"\1:", re.sub(r"(?m)^[ \t]*::$", "", text))
     holder = nodes.container()
     parser = create_md_parser(directive.env.myst_config, SphinxRenderer)
     md_env: dict[str, Any] = {}
@@ -311,4 +315,6 @@ def setup(app: Sphinx) -> dict[str, Any]:
     app.add_directive("module-docstring", ModuleDocstring)
     app.connect("builder-inited", generate)
     app.connect("autodoc-process-docstring", markdown_docstring)
-    return {"parallel_read_safe": True, "parallel_write_safe": True}
+    # env_version: raise it when what the pages render to changes, so that an existing
+    # build reads every page again
+    return {"parallel_read_safe": True, "parallel_write_safe": True, "env_version": 1}
