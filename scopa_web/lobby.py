@@ -33,6 +33,8 @@ from .store import Store
 MAX_ROOMS = 1000  # rooms and one-person games kept in memory: past it, the least recently
 # used one that nobody follows live is let go (a finished one first); it stays in the
 # database and is read back when asked for again
+MAX_DONE = 64  # finished matches kept in memory (each holds its whole log: ~700 objects
+# that every full pass of the garbage collector walks); older ones are read back when asked
 MAX_WAITING = 200  # rooms waiting for people to take their seats (in the database)
 WAITING_S = 3600.0  # a room waits this long for its people to count as waiting
 MAX_TARGET = 100  # the largest target score a room may ask for (a match that ends)
@@ -124,6 +126,9 @@ class Lobby:
         return entry
 
     def _trim(self) -> None:
+        done = [k for k, e in self.entries.items() if e.room.state.done and not e.streams]
+        for k in done[:max(0, len(done) - MAX_DONE)]:  # the least recently used first
+            del self.entries[k]
         while len(self.entries) > MAX_ROOMS:
             idle = [k for k, e in self.entries.items() if not e.streams]
             if not idle:

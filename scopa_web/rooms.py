@@ -35,7 +35,8 @@ from scopa_env.rules import Rules
 from .html import move_dict
 
 IDLE_LIMIT = 120.0  # seconds a person's turn may wait before the others may give it away
-KEEP_SHOWN = 64  # positions kept to show a client that is behind each move it missed
+KEEP_SHOWN = 16  # positions kept to show a client that is behind each move it missed (a
+# round of four seats and more; one further behind is shown the room as it is now)
 KEEP_DONE = 8  # positions kept once the match is over (the last answer's moves)
 MAX_NAME = 40  # characters of a person's name
 PERSON = "human"  # the name of a person who gives none (as in the one-person game)

@@ -524,3 +524,60 @@ def test_games_past_the_memory_bound_are_read_back_from_the_store(monkeypatch) -
     first = lobby.get(games[0].id).room
     assert [e["text"] for e in first.events] == [e["text"] for e in games[0].events]
     assert first.view(0) == games[0].view(0)
+
+
+def _finish(room: Any) -> None:
+    room.advance(0.0)
+    while not room.state.done:
+        room.play(room.id, room.state.legal_actions()[0], 0.0, len(room.events))
+
+
+def test_finished_matches_past_their_own_bound_leave_memory_not_the_store(monkeypatch) -> None:
+    """Finished matches are the heaviest in memory (their whole log) and the least used:
+    past ``MAX_DONE`` of them the least recently used goes, however few rooms there are;
+    it is read back whole when asked for again."""
+    from scopa_web import lobby as cache
+
+    monkeypatch.setattr(cache, "MAX_DONE", 2)
+    lobby = cache.Lobby(make_rules("scopa"), "greedy", 0, 1)
+    playing = lobby.new(None).room
+    done = [lobby.new(None).room for _ in range(3)]
+    for room in done:
+        _finish(room)
+    lobby.get(done[0].id)  # used again: done[1] is now the least recently used finished
+    lobby.new(None)
+    assert done[1].id not in lobby.entries
+    assert {playing.id, done[0].id, done[2].id} <= set(lobby.entries)
+    assert lobby.get(done[1].id).room.record_line() == done[1].record_line()
+
+
+def test_a_client_far_behind_gets_every_move_and_the_room_as_it_is_now() -> None:
+    """Positions are kept for the last ``KEEP_SHOWN`` moves: a client further behind gets
+    each older move without its position, then the room now (the page shows that)."""
+    from scopa_web import lobby as cache
+    from scopa_web import rooms
+    from scopa_web.live import news
+
+    lobby = cache.Lobby(make_rules("scopa"), "greedy", 0, 1)
+    room = lobby.new(None).room
+    room.advance(0.0)
+    while len(room.events) < rooms.KEEP_SHOWN + 6:
+        room.play(room.id, room.state.legal_actions()[0], 0.0, len(room.events))
+    messages = news(room, 0, 0).decode().strip().split("\n\n")
+    moves = [json.loads(m.split("data: ", 1)[1]) for m in messages[:-1]]
+    assert [m["event"]["n"] for m in moves] == list(range(len(room.events)))
+    old = len(room.events) - rooms.KEEP_SHOWN
+    assert all(m["view"] is None for m in moves[:old])
+    assert [m["view"]["moves"] for m in moves[old:]] == list(range(old + 1, len(room.events) + 1))
+    assert messages[-1].startswith("event: room") and json.loads(
+        messages[-1].split("data: ", 1)[1])["moves"] == len(room.events)
+
+
+def test_the_server_process_freezes_start_up_out_of_the_collectors_passes() -> None:
+    """``scopa serve`` sets the garbage collector for its answer times (in a process of
+    its own: it changes the interpreter's collector)."""
+    out = fresh_python(
+        "import gc\nfrom scopa_web.server import GC_YOUNG, steady_collector\n"
+        "before = gc.get_freeze_count()\nsteady_collector()\n"
+        "print(before, gc.get_freeze_count() > 10_000, gc.get_threshold()[0] == GC_YOUNG)\n")
+    assert out == "0 True True"
