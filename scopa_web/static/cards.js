@@ -34,12 +34,36 @@ function cardName(code) {
   return (FACE_NAMES[r] || String(r)) + " di " + SUIT_NAMES[cardSuit(code)];
 }
 
+const SUIT_WORDS = { d: "coins", c: "cups", s: "swords", b: "clubs" };
+const RANK_WORDS = { 1: "ace", 8: "jack", 9: "knight", 10: "king" };
+
+/** A card in plain words: "7 of coins", "king of clubs". */
+function cardWords(code) {
+  const r = cardRank(code);
+  return (RANK_WORDS[r] || String(r)) + " of " + SUIT_WORDS[cardSuit(code)];
+}
+
+/** A move in plain words: "7 of coins takes 1 of cups + 6 of clubs", "7 of coins on the
+    table"; scopa: "… (scopa!)". */
+function moveWords(card, capture, scopa) {
+  const what = capture && capture.length
+    ? cardWords(card) + " takes " + capture.map(cardWords).join(" + ")
+    : cardWords(card) + " on the table";
+  return what + (scopa ? " (scopa!)" : "");
+}
+
+/** A list of cards in plain words: "6 of coins, 7 of coins and 9 of cups". */
+function cardsWords(codes) {
+  const w = codes.map(cardWords);
+  return w.length < 2 ? (w[0] || "none") : w.slice(0, -1).join(", ") + " and " + w[w.length - 1];
+}
+
 /** A face-up card: rank, suit symbol, suit name (and the figure's name). */
 function cardEl(code, extra) {
   const s = cardSuit(code), r = cardRank(code);
   const c = el("div", "card suit-" + s + (extra ? " " + extra : ""));
   c.dataset.card = code;
-  c.title = cardName(code) + " (" + code + ")";
+  c.title = cardWords(code) + " (" + cardName(code) + ")";
   c.appendChild(el("span", "rank", r));
   const svg = document.createElementNS("http://www.w3.org/2000/svg", "svg");
   svg.setAttribute("viewBox", "0 0 24 24");
