@@ -12,6 +12,7 @@ from __future__ import annotations
 import html
 import json
 import os
+import time
 from typing import Any
 
 from scopa_env.cards import CODES, cards_of
@@ -92,26 +93,46 @@ def _script_json(data: Any) -> str:
             .replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026"))
 
 
+SITE_NAV = ('<nav><a href="/">Play an agent</a> <a href="/room">Play with others</a> '
+            '<a href="/history">History</a> <a href="/players">Players</a></nav>')
+
+
+def match_name(players: list[str], when: float | None = None) -> str:
+    """A match named by its sides and date: "ann vs greedy", "ann and bo vs cy and di"
+    (a side: the seats of a team), then ", 2026-12-07 17:24 UTC" when ``when`` (Unix
+    seconds) is given."""
+    sides = [" and ".join(players[t::2]) for t in (0, 1)]
+    name = " vs ".join(sides)
+    return name if when is None else name + time.strftime(", %Y-%m-%d %H:%M UTC",
+                                                          time.gmtime(when))
+
+
 def replay_page(rec: dict[str, Any], *, match: int = 1, source: str = "",
-                seat: int | None = None, review: dict[str, Any] | None = None) -> str:
+                seat: int | None = None, review: dict[str, Any] | None = None,
+                site: bool = False, when: float | None = None) -> str:
     """The whole HTML page of a recorded match; ``seat`` opens it in that seat's view
     (``None``: every hand shown); ``review``: the match's review
     (``agents.evaluation.match_review.MatchReview.page_data``), shown beside each move
-    (``static/review.js``)."""
+    (``static/review.js``). The page is named by the players and ``when`` (Unix seconds:
+    the match's start), the file ``source`` added unless ``site``: a page of ``scopa
+    serve``, with the site's navigation."""
     players = rec["rules"]["players"]
     if seat is not None and not 0 <= seat < players:
         raise ValueError(f"--seat {seat} is not a seat of this match (0..{players - 1})")
     data = match_data(rec, match=match, source=source)
     data["view"] = "all" if seat is None else seat
-    name = os.path.basename(source) if source else "record"
-    title = f"Scopa {'review' if review else 'replay'}: {name}, match {match}"
+    name = match_name(list(rec["players"]), when)
+    if source and not site:
+        name += f" (match {match} of {os.path.basename(source)})"
+    kind = "review" if review else "replay"
     extra = {"review_style": "", "review_script": ""}
     if review is not None:
         extra = {"review_style": asset("review.css"),
                  "review_script": f"const REVIEW = {_script_json(review)};\n{asset('review.js')}"}
-    return fill(asset("replay.html"), title=html.escape(title), style=asset("cards.css"),
-                common=asset("cards.js"), script=asset("replay.js"), data=_script_json(data),
-                **extra)
+    return fill(asset("replay.html"), title=html.escape(f"Scopa {kind}: {name}"),
+                heading=html.escape(name), kind=kind, nav=SITE_NAV if site else "",
+                style=asset("cards.css") + asset("replay.css"), common=asset("cards.js"),
+                script=asset("replay.js"), data=_script_json(data), **extra)
 
 
 def write_replay_page(path: str | os.PathLike, rec: dict[str, Any], *, match: int = 1,
@@ -130,11 +151,13 @@ def write_replay_page(path: str | os.PathLike, rec: dict[str, Any], *, match: in
 
 
 def waiting_page(title: str, text: str, every_s: int = 1) -> str:
-    """A page that says what is being computed and loads itself again every ``every_s``
-    seconds (the server's review of a match while it is computed)."""
+    """A page of the site (its navigation) that says what is being computed and loads
+    itself again every ``every_s`` seconds (the server's review of a match while it is
+    computed)."""
     t = html.escape(title)
     return (f'<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-            f'<meta http-equiv="refresh" content="{every_s}"><title>{t}</title>'
-            f"<style>{asset('cards.css')}</style></head>\n"
-            f'<body><header><h1>{t}</h1></header><p class="panel" id="reviewing">'
-            f"{html.escape(text)}</p></body></html>\n")
+            f'<meta http-equiv="refresh" content="{every_s}">'
+            f'<meta name="viewport" content="width=device-width, initial-scale=1">'
+            f"<title>{t}</title><style>{asset('cards.css')}</style></head>\n"
+            f"<body><header><h1>Scopa</h1>{SITE_NAV}</header><h2>{t}</h2>"
+            f'<p class="panel" id="reviewing">{html.escape(text)}</p></body></html>\n')

@@ -32,7 +32,7 @@ from scopa_env.rules import FOUR_PLAYER_ONLY, NAMED_RULES, PRIMIERA_TABLES, make
 
 from . import asset, fill, rooms
 from .checks import MAX_BODY, Door, check_type, content_length, count, move_number, parse_json
-from .html import replay_page, waiting_page
+from .html import match_name, replay_page, waiting_page
 from .live import EventStream, Streams
 from .lobby import Entry, Lobby, request_seed
 from .reviews import Reviews
@@ -45,14 +45,15 @@ METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 def page(name: str, hints: bool = False) -> str:
     """A page of the server: ``play`` (one person against agents), ``room`` (create,
     join, play or watch a room), ``history`` and ``players`` (the database's records);
-    ``hints``: the play page offers hints and match reviews."""
+    ``hints``: the play page offers hints and match reviews, the history links each
+    match to its review."""
     if name in ("play", "room"):
         return fill(asset("play.html"), style=asset("cards.css"), common=asset("cards.js"),
                     review_style=asset("review.css"), review_script=asset("review.js"),
                     script=asset("play.js"), mode="solo" if name == "play" else "room",
                     hints="on" if hints else "off")
     return fill(asset("records.html"), style=asset("cards.css"), common=asset("cards.js"),
-                script=asset("records.js"), page=name)
+                script=asset("records.js"), page=name, hints="on" if hints else "off")
 
 
 def _json(status: int, data: Any, close: bool = False) -> Response:
@@ -174,17 +175,20 @@ class Api:
         return Response(b"", 204, media_type="image/x-icon")
 
     async def review_page(self, request: Request) -> Response:
+        """The review of a finished match (``/review/ID``), named by its players and the
+        room's creation time; a page that reloads itself while it is computed."""
         entry = await self.entry(request.path_params["rid"])
         got = await self._reviewed(entry)
-        rid = entry.room.id
+        room = entry.room
         if got is None:
-            p = self._reviews().progress(rid)
-            return HTMLResponse(waiting_page(f"Reviewing the match with {p['reviewer']}",
+            p = self._reviews().progress(room.id)
+            names = match_name([x.name for x in room.seats], room.created)
+            return HTMLResponse(waiting_page(f"Reviewing {names} with {p['reviewer']}",
                                              f"{p['moves_reviewed']} of {p['moves']} moves "
                                              "reviewed…"))
         rec, data = got
-        text = await run_in_threadpool(replay_page, rec, source=f"scopa-{rid}.jsonl",
-                                       review=data)
+        text = await run_in_threadpool(replay_page, rec, source=f"scopa-{room.id}.jsonl",
+                                       review=data, site=True, when=room.created)
         return HTMLResponse(text)
 
     # -- one-person games ----------------------------------------------------------------------

@@ -1,8 +1,10 @@
-/* The database's pages: every finished match (/history, each record downloadable) and
-   each player's and agent's record (/players). el() is cards.js's. */
+/* The database's pages: every finished match (/history: the winner by name, each record
+   downloadable, each match's review linked where the server reviews) and each player's and
+   agent's record (/players). el() is cards.js's. */
 "use strict";
 
 const PAGE = document.body.dataset.page;
+const HINTS = document.body.dataset.hints === "on";  // the server reviews finished matches
 let offset = 0;
 
 function $(id) { return document.getElementById(id); }
@@ -24,19 +26,34 @@ async function get(path) {
   return data;
 }
 
+/** The winning side by name: "ann" (2 players), "the team of ann and cy" (4). */
+function winnerName(m) {
+  if (m.winner === null || m.winner === undefined) return "—";
+  const side = m.players.filter((_, s) => s % 2 === m.winner);
+  return side.length === 1 ? side[0] : "the team of " + side.join(" and ");
+}
+
+function link(text, href) {
+  const a = el("a", "", text);
+  a.href = href;
+  return a;
+}
+
 async function history() {
   const t = $("records");
   if (!offset) t.appendChild(row(["finished (UTC)", "rules", "players (seat order)", "hands",
-                                  "score", "winner", "record"], true));
+                                  "score", "winner", "record"].concat(HINTS ? ["review"] : []),
+                     true));
   const data = await get("/api/history?offset=" + offset);
   for (const m of data.matches) {
-    const link = el("a", "", "download");
-    link.href = "/api/match/" + encodeURIComponent(m.room) + "/record";
-    link.setAttribute("download", "scopa-" + m.room + ".jsonl");
+    const id = encodeURIComponent(m.room);
+    const download = link("download", "/api/match/" + id + "/record");
+    download.setAttribute("download", "scopa-" + m.room + ".jsonl");
     const when = new Date(m.finished * 1000).toISOString().slice(0, 16).replace("T", " ");
     const tr = row([when, m.rules + (m.kind === "solo" ? " (one person)" : ""),
                     m.players.join(", "), m.hands, m.match_score.join("–"),
-                    "team " + m.winner, link]);
+                    winnerName(m), download].concat(HINTS ? [link("review", "/review/" + id)]
+                                                           : []));
     tr.dataset.room = m.room;
     t.appendChild(tr);
   }

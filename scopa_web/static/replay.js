@@ -1,4 +1,6 @@
-/* The replay page: one frame per position, stepped, jumped to or autoplayed. */
+/* The replay page: one frame per position, stepped, jumped to or autoplayed; cards and
+   moves in words (cards.js), never as codes. With a review (review.js) it opens on the
+   first decision the review values. */
 "use strict";
 
 const DATA = JSON.parse(document.getElementById("match-data").textContent);
@@ -11,9 +13,8 @@ let timer = null;
 function $(id) { return document.getElementById(id); }
 
 function seatLabel(s) { return "Seat " + s + " (" + DATA.players[s] + ")"; }
-function teamLabel(t) {
-  return P === 2 ? seatLabel(t) : "Team " + t + " (seats " + teamSeats(t, P).join(", ") + ")";
-}
+function sideName(t) { return teamSeats(t, P).map((s) => DATA.players[s]).join(" and "); }
+function teamLabel(t) { return P === 2 ? seatLabel(t) : "Team of " + sideName(t); }
 
 function showsHand(seat) { return view === "all" || view === seat; }
 
@@ -53,7 +54,7 @@ function renderMove(f) {
     return;
   }
   box.appendChild(moveLine(mv, seatLabel(mv.seat)));
-  const text = el("div", "", mv.text);
+  const text = el("div", "", moveWords(mv.card, mv.capture, mv.scopa));
   text.id = "move-text";
   box.appendChild(text);
   if (mv.scopa) box.appendChild(el("div", "scopa-flag", "SCOPA!"));
@@ -84,7 +85,7 @@ function renderBreakdown(f) {
     return;
   }
   box.appendChild(breakdownTable(over.score, DATA.point_keys, [0, 1].map(teamLabel)));
-  const left = over.leftover.length ? over.leftover.join(" ") : "none";
+  const left = cardsWords(over.leftover);
   const who = over.last_capture_team === null ? "nobody (no capture)" :
     teamLabel(over.last_capture_team) + ", the last to capture";
   box.appendChild(el("div", "", "Left on the table: " + left + ", to " + who + "."));
@@ -96,7 +97,7 @@ function renderHands(f) {
   const t = el("table", "breakdown");
   const head = el("tr");
   head.appendChild(el("th", "", "hand"));
-  for (let k = 0; k < 2; k++) head.appendChild(el("th", "", P === 2 ? "seat " + k : "team " + k));
+  for (let k = 0; k < 2; k++) head.appendChild(el("th", "", sideName(k)));
   head.appendChild(el("th", "", "match"));
   t.appendChild(head);
   DATA.hands.forEach((h, i) => {
@@ -121,7 +122,8 @@ function renderLog(f) {
   for (let i = start + 1; i <= pos; i++) {
     const mv = FRAMES[i].move;
     const li = el("li", i === pos ? "current" : "",
-                  "seat " + mv.seat + ": " + mv.text + (mv.scopa ? " — scopa" : ""));
+                  DATA.players[mv.seat] + ": " + moveWords(mv.card, mv.capture, mv.scopa));
+    li.dataset.text = mv.text;
     li.addEventListener("click", () => go(i));
     log.appendChild(li);
   }
@@ -139,8 +141,8 @@ function render() {
   $("table").replaceWith(table);
   $("status").textContent = "Hand " + (f.hand + 1) + " · " + f.deck + " cards in the deck" +
     (f.to_move === null ? "" : " · " + seatLabel(f.to_move) + " to move");
-  $("match-score").textContent = teamLabel(0) + " " + f.score[0] + " – " + f.score[1] + " " +
-    teamLabel(1);
+  $("match-score").textContent = sideName(0) + " " + f.score[0] + " – " + f.score[1] + " " +
+    sideName(1);
   $("match-score").dataset.score = f.score.join("-");
   const banner = $("banner");
   const end = f.hand_over && f.hand_over.match_over;
@@ -225,6 +227,7 @@ function setup() {
                    Home: () => go(0), End: () => go(FRAMES.length - 1), " ": play };
     if (keys[e.key]) { e.preventDefault(); keys[e.key](); }
   });
+  if (typeof reviewStart === "function") pos = reviewStart();  // a review page (review.js)
   render();
 }
 
