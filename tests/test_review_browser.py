@@ -250,6 +250,7 @@ def test_the_review_page_of_the_site_on_a_phone_and_a_desktop(
 
         first = next(d for d in review["decisions"]
                      if any(m["value"] is not None for m in d["moves"]))
+        worst = max(review["decisions"], key=lambda d: d["loss"] or 0)
         for width, height in ((1280, 900), (390, 844), (360, 740)):
             _viewport(driver, width, height)
             driver.get(f"{base}/review/{gid}")
@@ -265,13 +266,20 @@ def test_the_review_page_of_the_site_on_a_phone_and_a_desktop(
             if width >= 960:  # the chart and the decision beside the board
                 assert got["chart"][0] >= got["board"][1] and got["decision"][0] >= got["board"][1]
                 assert got["chart"][2] < got["board"][3]
-                driver.save_screenshot(str(shots / "review_desktop.png"))
             else:  # one column: the board, the decision, the chart
                 assert got["decision"][2] >= got["board"][3]
                 assert got["chart"][2] >= got["decision"][3]
                 assert got["chart"][1] <= width and got["board"][1] <= width
-                if width == 390:
-                    driver.save_screenshot(str(shots / "review_phone.png"))
+            # the costliest decision (the screenshot's): in words, still no wider
+            driver.execute_script(f"go(DATA.hands[{worst['hand']}].start + {worst['move']} + 1)")
+            if width < 960:  # the phone's screenshot: from the controls down
+                driver.execute_script("document.querySelector('.controls').scrollIntoView()")
+            assert "fewer than the best move" in driver.find_element(By.ID, "review-loss").text
+            no_card_codes(driver)
+            assert driver.execute_script(LAYOUT)["scroll"] <= got["inner"]
+            if width in (1280, 390):
+                driver.save_screenshot(str(shots / ("review_desktop.png" if width == 1280
+                                                    else "review_phone.png")))
         _no_page_errors(driver)
     finally:
         _viewport(driver, 1280, 860)
