@@ -96,15 +96,15 @@ def test_a_hint_at_the_persons_turn_and_the_review_of_the_match(
     assert hints == 2
     assert not driver.find_element(By.ID, "hint-button").is_displayed()
 
-    # a single legal move: said in words, no bars
+    # a single legal move (an ace taking the whole table): said in words, no bars
     only = driver.execute_script("""
       const box = document.createElement("div");
-      reviewDecision(box, {seat: 0, moves: [{id: 0, text: "7d x 3c+4b", value: 1.2,
-        prob: null}], table: ["3c", "4b", "9s"], best: 0, played: null, loss: null,
+      reviewDecision(box, {seat: 0, moves: [{id: 0, text: "1s x all", value: 1.2,
+        prob: null}], table: ["3c", "4b"], best: 0, played: null, loss: null,
         how: "search", deep: false, position_value: -1.25}, "ann");
       return [box.innerText || box.textContent, box.querySelectorAll(".move-row").length];""")
     assert only[1] == 0 and only[0].startswith(
-        "Only one move is possible: 7 of coins takes 3 of cups + 4 of clubs.")
+        "Only one move is possible: ace of swords takes 3 of cups + 4 of clubs.")
     assert "Your side is expected to score about 1.3 points fewer than the other side" in (
         only[0])
 

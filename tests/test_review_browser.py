@@ -242,6 +242,9 @@ def test_the_review_page_of_the_site_on_a_phone_and_a_desktop(
         row = _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'tr[data-room="{gid}"]'))[0]
         cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
         assert cells[5] == rec["players"][rec["winner"]] and cells[6] == "download"
+        assert driver.execute_script(  # a 4-player match's winners
+            "return winnerName({winner: 1, players: ['ann', 'bo', 'cy', 'di']})") == (
+            "the team of bo and di")
         row.find_element(By.LINK_TEXT, "review").click()
         _wait(driver, lambda d: d.execute_script("return typeof REVIEW !== 'undefined'"))
         assert driver.current_url == f"{base}/review/{gid}"
