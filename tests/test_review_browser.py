@@ -3,9 +3,9 @@
 (``scopa review --out FILE.html``): it opens on the first valued decision; at each decision
 every legal move in words (no card codes anywhere on the page) with a bar, the played and
 the reviewer's moves marked, what the move cost in words; a line per seat in the chart of
-points lost. Served (``GET /review/ID``, linked from History): the site's header and
-links, named by its players and date, the chart beside the board on a desktop and the
-page no wider than a phone's screen.
+points lost. Served (``GET /review/ID``, linked from History, which names the winners):
+the site's header and links, named by its players and date, the chart beside the board on
+a desktop, the page (and History) no wider than a phone's screen.
 
 ``SCOPA_REVIEW_SHOTS=1 .venv/bin/python -m pytest -q tests/test_review_browser.py -k site``
 writes the screenshots of docs/browser.md (docs/review_phone.png, docs/review_desktop.png).
@@ -241,7 +241,9 @@ def test_the_review_page_of_the_site_on_a_phone_and_a_desktop(
         driver.get(f"{base}/history")
         row = _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'tr[data-room="{gid}"]'))[0]
         cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]
-        assert cells[5] == rec["players"][rec["winner"]] and cells[6] == "download"
+        assert cells[1].startswith(" vs ".join(rec["players"]))
+        assert cells[3] == rec["players"][rec["winner"]]
+        assert cells[4].split() == ["review", "download"]
         assert driver.execute_script(  # a 4-player match's winners
             "return winnerName({winner: 1, players: ['ann', 'bo', 'cy', 'di']})") == (
             "the team of bo and di")
@@ -256,6 +258,10 @@ def test_the_review_page_of_the_site_on_a_phone_and_a_desktop(
         worst = max(review["decisions"], key=lambda d: d["loss"] or 0)
         for width, height in ((1280, 900), (390, 844), (360, 740)):
             _viewport(driver, width, height)
+            driver.get(f"{base}/history")  # History fits too
+            _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'tr[data-room="{gid}"]'))
+            assert driver.execute_script(
+                "return document.documentElement.scrollWidth <= window.innerWidth")
             driver.get(f"{base}/review/{gid}")
             got = driver.execute_script(LAYOUT)
             assert got["nav"] == [f"{base}/", f"{base}/room", f"{base}/history",

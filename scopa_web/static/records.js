@@ -39,21 +39,28 @@ function link(text, href) {
   return a;
 }
 
+/** A match by its sides: "ann vs greedy", "ann and cy vs bo and di" (a side: a team). */
+function sidesName(players) {
+  return [0, 1].map((t) => players.filter((_, s) => s % 2 === t).join(" and ")).join(" vs ");
+}
+
 async function history() {
   const t = $("records");
-  if (!offset) t.appendChild(row(["finished (UTC)", "rules", "players (seat order)", "hands",
-                                  "score", "winner", "record"].concat(HINTS ? ["review"] : []),
-                     true));
+  if (!offset) t.appendChild(row(["finished (UTC)", "match", "score", "winner", "record"], true));
   const data = await get("/api/history?offset=" + offset);
   for (const m of data.matches) {
     const id = encodeURIComponent(m.room);
+    const what = el("div");
+    what.appendChild(el("div", "", sidesName(m.players)));
+    what.appendChild(el("div", "sub", m.rules + (m.kind === "solo" ? ", one person" : "") +
+                        ", " + m.hands + (m.hands === 1 ? " hand" : " hands")));
+    const links = el("div", "links-cell");
+    if (HINTS) links.appendChild(link("review", "/review/" + id));
     const download = link("download", "/api/match/" + id + "/record");
     download.setAttribute("download", "scopa-" + m.room + ".jsonl");
+    links.appendChild(download);
     const when = new Date(m.finished * 1000).toISOString().slice(0, 16).replace("T", " ");
-    const tr = row([when, m.rules + (m.kind === "solo" ? " (one person)" : ""),
-                    m.players.join(", "), m.hands, m.match_score.join("–"),
-                    winnerName(m), download].concat(HINTS ? [link("review", "/review/" + id)]
-                                                           : []));
+    const tr = row([when, what, m.match_score.join("–"), winnerName(m), links]);
     tr.dataset.room = m.room;
     t.appendChild(tr);
   }
