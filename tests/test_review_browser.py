@@ -281,8 +281,6 @@ def test_the_review_page_of_the_site_on_a_phone_and_a_desktop(
                 assert got["chart"][1] <= width and got["board"][1] <= width
             # the costliest decision (the screenshot's): in words, still no wider
             driver.execute_script(f"go(DATA.hands[{worst['hand']}].start + {worst['move']} + 1)")
-            if width < 960:  # the phone's screenshot: from the controls down
-                driver.execute_script("document.querySelector('.controls').scrollIntoView()")
             assert "fewer than the best move" in driver.find_element(By.ID, "review-loss").text
             no_card_codes(driver)
             assert driver.execute_script(LAYOUT)["scroll"] <= got["inner"]
