@@ -1,7 +1,8 @@
 """The live channel of a room (``GET /api/room/ID/events``): server-sent events.
 
 Each move as it is played (``move``, with the view after it), then the room as it is
-now (``room``); ``revoked`` when the seat's token stops holding it; a comment every
+now (``room``); ``revoked`` when the seat's token stops holding it; ``end`` when the
+match is over and every move sent, before the stream closes; a comment every
 ``PING_S`` seconds while nothing happens. The stream starts only once its parameters are
 checked (any refusal is a 4xx or 503 with a JSON body). Messages are made under the
 room's lock and written after it is let go: a client that does not read holds only its
@@ -125,6 +126,8 @@ class EventStream:
                 ended = room.state.done and cursor == len(room.events)
             if revoked:
                 chunk += b"event: revoked\ndata: {}\n\n"
+            elif ended:  # said before the stream closes: the page stops following, and does
+                chunk += b"event: end\ndata: {}\n\n"  # not take the close for a lost line
             if revoked or ended:
                 await send({"type": "http.response.body", "body": chunk, "more_body": True})
                 return

@@ -158,6 +158,8 @@ def _check_stream(rec: dict[str, Any], seat: int | None,
     flat = [m for h in rec["hands"] for m in h["moves"]]
     assert [(m["event"]["seat"], m["event"]["card"], m["event"]["capture"]) for m in moves] == [
         (m["seat"], m["card"], m["capture"]) for m in flat]
+    assert messages[-1] == ("end", {})  # said before the stream closes: the match is over
+    messages = messages[:-1]
     for kind, msg in messages:
         if kind == "move":
             n = msg["event"]["n"]

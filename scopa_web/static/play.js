@@ -3,7 +3,9 @@
    agents, or watch; moves arrive live (server-sent events) and a seat's token is kept in
    localStorage, so a refresh or a closed tab keeps the seat. With hints on (the server's
    --hint-agent), "Hint" at the person's turn draws the reviewer's value of each legal move
-   (review.js's bars) and "Review the match" shows the finished match's review. */
+   (review.js's bars; the suggested card lit in the hand) and "Review the match" opens the
+   finished match's review page. Players are named (you, the others by their names);
+   cards and moves are shown as pictures or words, never as codes. */
 "use strict";
 
 const KEY = "scopa-game";
@@ -41,14 +43,57 @@ function showError(msg) {
   e.classList.toggle("hidden", !msg);
 }
 
-function seatLabel(s) {
-  return s === V.seat ? "You (seat " + s + ")" : "Seat " + s + " (" + V.names[s] + ")";
-}
-function teamLabel(t) {
-  if (V.players === 2) return t === V.seat ? "You" : "Seat " + t + " (" + V.names[t] + ")";
-  return "Team " + t + (V.seat !== null && t === V.seat % 2 ? " (yours)" : "");
-}
 function base(v) { return v.seat === null ? 0 : v.seat; }
+
+/** Where seat s sits on the board as this page shows it. */
+function placeWords(s) {
+  const k = slotOf(s, base(V), V.players);
+  return V.players === 2 ? ["at the bottom", "at the top"][k]
+    : ["at the bottom", "on the right", "at the top", "on the left"][k];
+}
+
+/** A seat by name: "You", else its player's name (with where it sits when two seats
+    have the same name). */
+function seatLabel(s) {
+  if (V.seat !== null && s === V.seat) return "You";
+  const name = V.names[s];
+  return V.names.filter((n) => n === name).length > 1 ? name + " (" + placeWords(s) + ")"
+    : name;
+}
+
+/** A team by its players: "You", "Bob"; four seats: "You and Carla", "Bob and Dan". */
+function teamLabel(t) {
+  if (V.players === 2) return seatLabel(t);
+  const [a, b] = teamSeats(t, V.players);
+  if (V.seat !== null && b === V.seat) return seatLabel(b) + " and " + seatLabel(a);
+  return seatLabel(a) + " and " + seatLabel(b);
+}
+
+/** What seat s is to the person: "your partner", "your opponent on the right"… */
+function relation(s) {
+  if (V.seat === null) return placeWords(s);
+  if (s === V.seat) return "you";
+  if (V.players === 2) return "your opponent";
+  return s % 2 === V.seat % 2 ? "your partner" : "your opponent " + placeWords(s);
+}
+
+let NOTICE_TIMER = null;
+/** A short notice on the table ("Bob joined"), gone after a few seconds. */
+function notice(text) {
+  const n = $("notice");
+  n.textContent = text;
+  n.classList.remove("hidden");
+  clearTimeout(NOTICE_TIMER);
+  NOTICE_TIMER = setTimeout(() => n.classList.add("hidden"), 6000);
+}
+
+/** The card of the hint's suggested move, while the hint of this position is shown. */
+function suggestedCard(v) {
+  if (!hintShown(v)) return null;
+  const best = HINT.moves[HINT.best];
+  const move = best && v.legal.find((m) => m.id === best.id);
+  return move ? move.card : null;
+}
 
 function renderSeats(v) {
   const board = $("board");
@@ -57,14 +102,15 @@ function renderSeats(v) {
   for (let s = 0; s < v.players; s++) {
     const box = el("div", "seat slot-" + slotOf(s, base(v), v.players));
     box.id = "seat-" + s;
-    if (v.to_move === s) box.classList.add("to-move");
+    if (v.to_move === s && v.started !== false) box.classList.add("to-move");
     if (LAST && LAST.seat === s) box.classList.add("just-moved");
     const name = el("div", "seat-name", seatLabel(s));
     if (v.dealer === s) name.appendChild(el("span", "badge", "dealer"));
     box.appendChild(name);
     let row;
     if (s === v.seat) {
-      row = cardRow(v.hand);
+      const lit = suggestedCard(v);
+      row = cardRow(v.hand, "", lit ? { [lit]: "suggested" } : null);
       const live = v.your_turn && !busy;
       for (const c of row.children) {
         if (!live) continue;
@@ -122,7 +168,8 @@ function renderLog() {
       n = 0;
       log.appendChild(el("li", "sep", "hand " + (hand + 1)));
     }
-    const li = el("li", "mv", "seat " + mv.seat + ": " + mv.text + (mv.scopa ? " — scopa" : ""));
+    const li = el("li", "mv", seatLabel(mv.seat) + ": " + moveWords(mv.card, mv.capture,
+                                                                  mv.scopa));
     li.value = ++n;
     li.dataset.seat = String(mv.seat);
     li.dataset.text = mv.text;
@@ -132,6 +179,7 @@ function renderLog() {
 }
 
 function render(v) {
+  if (MODE === "room" && V && V.room === v.room) announce(V, v);
   V = v;
   document.body.dataset.game = v.game || v.room;
   renderSeats(v);
@@ -141,12 +189,11 @@ function render(v) {
   table.id = "table";
   $("table").replaceWith(table);
   // the seed comes only with the match's end: it fixes the deck order
+  const open = MODE === "room" ? v.seats.filter((x) => x.open).length : 0;
   const who = MODE === "solo"
-    ? " · you are seat " + v.seat + " · agents: " + v.names.filter((n, s) => s !== v.seat)
-      .join(", ")
-    : (v.seat === null ? " · watching" : " · you are seat " + v.seat) +
-      (v.started ? "" : " · waiting for seat(s) " + v.seats.map((x, s) => x.open ? s : null)
-        .filter((s) => s !== null).join(", "));
+    ? " · you play against " + v.names.filter((n, s) => s !== v.seat).join(" and ")
+    : (v.seat === null ? " · watching" : "") + (v.started ? "" : " · waiting for " + open +
+      (open === 1 ? " person" : " people") + " to take a seat");
   $("info").textContent = v.rules.name + ", " + v.players + " players, to " +
     v.rules.target_score + (v.seed !== undefined ? " · seed " + v.seed : "") +
     (v.seeded ? " · preset deals" : "") + who;  // seeded: not drawn at random
@@ -157,10 +204,10 @@ function render(v) {
   let status;
   if (v.done) status = "Match over";
   else if (v.to_move === null) status = "Hand over";
+  else if (!v.started) status = "waiting for every seat to be taken";
   else if (busy) status = v.to_move === v.seat ? "…" : seatLabel(v.to_move) + " is playing…";
   else if (v.your_turn) status = "Your turn: click a card in your hand";
-  else if (!v.started) status = "waiting for every seat to be taken";
-  else status = seatLabel(v.to_move) + " to move";
+  else status = seatLabel(v.to_move) + (v.to_move === v.seat ? " play" : " plays") + " next";
   $("status").textContent = "Hand " + (v.hand_index + 1) + " · " + v.deck +
     " cards in the deck · " + status;
   document.body.dataset.state = v.done ? "over" : busy ? "busy" : v.your_turn ? "turn" : "wait";
@@ -170,8 +217,8 @@ function render(v) {
     const w = v.winner;
     const score = v.match_score[w] + "–" + v.match_score[1 - w];
     if (v.seat === null) {
-      banner.textContent = "Match over: " + (v.players === 2 ? "Seat " + w + " (" + v.names[w] +
-        ")" : "Team " + w) + " wins " + score;
+      banner.textContent = "Match over: " + teamLabel(w) + (v.players === 2 ? " wins " :
+        " win ") + score;
     } else {
       const mine = w === v.seat % 2;
       banner.textContent = "Match over: " + (mine ? "you win " : "you lose ") +
@@ -193,29 +240,35 @@ function render(v) {
 
 /** The hint button at the person's turn, the hint of this position, the review button
     once the match is over. */
+function hintable(v) {
+  return HINTS && v.your_turn && !busy && !v.done && v.legal.length > 1;
+}
+
+function hintShown(v) {
+  return hintable(v) && HINT !== null && HINT.id === (v.game || v.room) &&
+    HINT.moves_played === v.moves;
+}
+
 function renderHint(v) {
-  const turn = HINTS && v.your_turn && !busy && !v.done;
+  const turn = hintable(v);  // a hint only when there is a choice to make
   const button = $("hint-button");
   button.classList.toggle("hidden", !turn);
   button.disabled = HINTING;
   const panel = $("hint-panel");
   const box = $("hint");
-  const shown = turn && HINT !== null && HINT.id === (v.game || v.room) &&
-    HINT.moves_played === v.moves;
+  const shown = hintShown(v);
   panel.classList.toggle("hidden", !shown && !(turn && HINTING));
   box.textContent = "";
   box.dataset.moves = shown ? String(HINT.moves_played) : "";
   if (HINTING) box.appendChild(el("div", "review-how", "the reviewer is thinking…"));
   else if (shown) {
-    reviewDecision(box, HINT, v.names[HINT.seat]);
-    box.appendChild(el("div", "review-how", "Reviewer: " + HINT.reviewer + " · from your " +
-                       "cards and what you have seen only"));
+    reviewDecision(box, HINT, seatLabel(HINT.seat));
+    box.appendChild(el("div", "review-how", "The suggested card is lit in your hand. " +
+                       "The reviewer knows your cards and what you have seen only."));
   }
-  $("review-button").classList.toggle("hidden", !(HINTS && v.done));
-  if (!v.done) {
-    $("match-review").classList.add("hidden");
-    $("review-frame").removeAttribute("src");
-  }
+  const review = $("review-button");
+  review.classList.toggle("hidden", !(HINTS && v.done));
+  review.href = "/review/" + encodeURIComponent(v.game || v.room);
 }
 
 async function askHint() {
@@ -234,14 +287,7 @@ async function askHint() {
     showError(e.message);
   }
   HINTING = false;
-  renderHint(V);
-}
-
-function showReview() {
-  const frame = $("review-frame");
-  frame.src = "/review/" + encodeURIComponent(V.game || V.room);
-  $("match-review").classList.remove("hidden");
-  $("match-review").scrollIntoView();
+  render(V);  // the hint's card lit in the hand
 }
 
 function onCard(code) {
@@ -282,19 +328,41 @@ function onCard(code) {
   box.classList.remove("hidden");
 }
 
-function waitForContinue(ev) {
-  const o = $("hand-over");
-  const over = ev.hand_over;
-  $("hand-over-title").textContent = over.match_over ? "Match over" : "Hand " + (ev.hand + 1) +
-    " over";
-  const body = $("hand-over-body");
-  body.textContent = "";
-  body.appendChild(breakdownTable(over.score, pointKeys(V.rules), [0, 1].map(teamLabel)));
-  const left = over.leftover.length ? over.leftover.join(" ") : "none";
-  body.appendChild(el("p", "", "Left on the table: " + left + (over.last_capture_team === null
-    ? "." : ", to " + teamLabel(over.last_capture_team) + ".")));
-  body.appendChild(el("p", "", "Match: " + over.match_score.join("–") + " (to " +
+/** A hand's score into box: the points of each side, the cards left on the table (and
+    who took them), the match so far. */
+function handSummary(box, over) {
+  box.textContent = "";
+  box.appendChild(breakdownTable(over.score, pointKeys(V.rules), [0, 1].map(teamLabel)));
+  const left = el("div", "move-line");
+  if (over.leftover.length) {
+    left.appendChild(el("span", "", "Left on the table" + (over.last_capture_team === null
+      ? ":" : ", taken by " + teamLabel(over.last_capture_team) + " (the last to capture):")));
+    left.appendChild(cardRow(over.leftover, "small"));
+  } else {
+    left.appendChild(el("span", "", "Nothing was left on the table."));
+  }
+  box.appendChild(left);
+  box.appendChild(el("p", "", "Match: " + teamLabel(0) + " " + over.match_score[0] + " – " +
+                      over.match_score[1] + " " + teamLabel(1) + " (to " +
                       V.rules.target_score + ")"));
+}
+
+/** The end of a hand: its score in the sidebar; a player also sees it in a dialog until
+    "Next hand", a watcher only a notice (the match goes on without waiting for them). */
+function waitForContinue(ev) {
+  const over = ev.hand_over;
+  const title = over.match_over ? "Match over" : "Hand " + (ev.hand + 1) + " over";
+  $("last-hand-title").textContent = title;
+  handSummary($("last-hand-body"), over);
+  $("last-hand").classList.remove("hidden");
+  if (V.seat === null) {
+    notice(title + ": " + teamLabel(0) + " " + over.match_score[0] + " – " +
+           over.match_score[1] + " " + teamLabel(1));
+    return Promise.resolve();
+  }
+  const o = $("hand-over");
+  $("hand-over-title").textContent = title;
+  handSummary($("hand-over-body"), over);
   $("continue").textContent = over.match_over ? "See the table" : "Next hand";
   o.classList.remove("hidden");
   return new Promise((ok) => {
@@ -403,8 +471,9 @@ function renderRoom(v) {
   const seats = $("room-seats");
   seats.textContent = "";
   v.seats.forEach((x, s) => {
-    const line = el("div", "", "Seat " + s + " (team " + (s % 2) + "): " + (x.open
-      ? "open" : x.name + (x.agent ? " (agent)" : "")) + (s === v.seat ? " — you" : ""));
+    const who = x.open ? "an open seat" : s === v.seat ? x.name + " (you)"
+      : x.name + (x.agent ? " (an agent)" : "");
+    const line = el("div", "", who + (s === v.seat ? "" : " · " + relation(s)));
     line.dataset.seat = String(s);
     seats.appendChild(line);
   });
@@ -423,8 +492,9 @@ function renderRoom(v) {
   };
   for (const [s, code] of Object.entries((mine && mine.invites) || {})) {
     if (v.seats[s] && v.seats[s].open) {
-      add("Link for seat " + s + " (send it to who plays it):", roomLink("&invite=" +
-          encodeURIComponent(code)), "invite-" + s);
+      add("Link for " + (v.seat === null ? "the seat " + placeWords(+s) : relation(+s)) +
+          " (send it to who will play there):", roomLink("&invite=" + encodeURIComponent(code)),
+          "invite-" + s);
     }
   }
   add("Watch link:", roomLink("&watch=1"), "watch-link");
@@ -441,7 +511,7 @@ function renderRoom(v) {
   }
   for (const s of v.idle || []) {
     if (v.seat === null || s === v.seat) continue;
-    const b = el("button", "", "Seat " + s + " is idle: give it to an agent");
+    const b = el("button", "", seatLabel(s) + " is idle: give the seat to an agent");
     b.id = "hand-over-" + s;
     b.addEventListener("click", async () => {
       try {
@@ -450,6 +520,18 @@ function renderRoom(v) {
       } catch (e) { showError(e.message); }
     });
     idle.appendChild(b);
+  }
+}
+
+/** Say on the table what changed between two views of a room: who joined, the start. */
+function announce(before, after) {
+  const joined = after.seats.filter((x, s) => before.seats[s].open && !x.open && s !== after.seat)
+    .map((x) => x.name);
+  if (joined.length) {
+    notice(joined.join(" and ") + (joined.length > 1 ? " joined" : " joined") +
+           (after.started ? ": everyone is here, the match starts" : ""));
+  } else if (!before.started && after.started) {
+    notice("Everyone is here: the match starts");
   }
 }
 
@@ -481,7 +563,10 @@ async function drain() {
     if (msg.kind === "move") {
       const ev = msg.event;
       if (ev.n < LOG.length) continue;  // shown already (the page was loaded after it)
-      if (ev.seat !== V.seat && DELAY) await sleep(DELAY);
+      // others' moves one by one, at a person's pace; a page that is behind catches up
+      if (ev.seat !== V.seat && DELAY && !QUEUE.some((m) => m.kind === "move")) {
+        await sleep(DELAY);
+      }
       if (ev.seat === V.seat) busy = false;
       LAST = ev;
       LOG.push(ev);
@@ -489,10 +574,16 @@ async function drain() {
       if (ev.hand_over) await waitForContinue(ev);
     } else if (msg.view.moves >= LOG.length) {
       render(msg.view);
-      if (msg.view.done && STREAM) { STREAM.close(); STREAM = null; }
+      if (msg.view.done) stopFollowing();
     }
   }
   draining = false;
+}
+
+/** The match is over: the live connection is closed, and no "connection lost" is said. */
+function stopFollowing() {
+  if (STREAM) { STREAM.close(); STREAM = null; }
+  if (LOST) { LOST = false; showError(""); }
 }
 
 function follow(since) {
@@ -504,6 +595,9 @@ function follow(since) {
     if (LOST) { LOST = false; showError(""); }  // reconnected
     enqueue({ kind: "room", view: JSON.parse(e.data) });
   });
+  // the server ends a finished match's stream: closed here before the browser would
+  // take the end of the stream for a lost connection and reconnect
+  es.addEventListener("end", () => { if (STREAM === es) stopFollowing(); else es.close(); });
   es.addEventListener("revoked", () => {
     es.close();
     localStorage.removeItem(SEAT_KEY(ROOM));
@@ -552,8 +646,30 @@ function enterRoom(id, seat, extra) {
   load();
 }
 
+const OPTION_WORDS = {
+  hand_size: ["Cards in each hand", "how many cards each player is dealt at a time"],
+  table_size: ["Cards on the table at the start", "laid face up before the first play"],
+  capture_rule: ["Which sums may be taken", "any: any set of cards adding up to the card " +
+    "played; fewest: only the sets with the fewest cards (a card of the same rank must " +
+    "always be taken first)"],
+  ace_takes_all: ["Asso piglia tutto", "an ace takes the whole table (never a scopa)"],
+  last_play_scopa: ["Scopa on the last play", "sweeping the table with the hand's last " +
+    "card counts as a scopa"],
+  redeal_three_kings: ["Deal again on three kings", "if the opening table holds three or " +
+    "more kings, the cards are shuffled and dealt again"],
+  primiera_table: ["Primiera values", "standard: 7 = 21, 6 = 18, ace = 16, 5 = 15 … figures " +
+    "= 10; alt: the other table sometimes printed"],
+  primiera_requires_all_suits: ["Primiera needs every suit", "a side with no card of a " +
+    "suit has no primiera"],
+  re_bello: ["Re bello", "a point for the king of coins"],
+  napola: ["Napola", "taking the ace, 2 and 3 of coins scores the length of the run of " +
+    "coins from the ace"],
+};
+
 function option(name, value) {
-  const label = el("label", "", name.replace(/_/g, " ") + " ");
+  const [words, help] = OPTION_WORDS[name] || [name.replace(/_/g, " "), ""];
+  const label = el("label", "option", words + " ");
+  if (help) label.title = help;
   let input;
   if (typeof value === "boolean") {
     input = el("input");
@@ -573,6 +689,7 @@ function option(name, value) {
   input.dataset.option = name;
   input.id = "opt-" + name;
   label.appendChild(input);
+  if (help) label.appendChild(el("span", "help", help));
   return label;
 }
 
@@ -605,7 +722,9 @@ function fillSeats() {
   box.textContent = "";
   const n = parseInt($("players").value, 10);
   for (let s = 0; s < n; s++) {
-    const label = el("label", "", "Seat " + s + " (team " + (s % 2) + ") ");
+    const label = el("label", "", (s === 0 ? "First seat" : n === 2 ? "Opposite" : s === 2
+      ? "Partner of the first seat" : "Opponent " + (s === 1 ? "on its right" : "on its left"))
+      + " ");
     const sel = el("select");
     sel.id = "seat-" + s + "-choice";
     sel.appendChild(choice("me", "me"));
@@ -686,7 +805,6 @@ function roomStart() {
 }
 
 $("hint-button").addEventListener("click", askHint);
-$("review-button").addEventListener("click", showReview);
 $("new-game").addEventListener("click", () => {
   if (MODE === "room") location.href = "/room";
   else if (!busy) start(true);
