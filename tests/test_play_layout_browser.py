@@ -168,6 +168,10 @@ def test_a_four_seat_room_on_a_phone_and_a_watcher_who_never_clicks(
     _fits(driver, "4-seat room, phone")
     assert "your partner" in _layout(driver)["text"]
     _shot(driver, "room-4-phone")
+    _size(driver, DESKTOP)
+    _fits(driver, "4-seat room, desktop")
+    _shot(driver, "room-4-desktop")
+    _size(driver, PHONE)
 
     driver2.get(f"{sp.base}/room?id={room}&watch=1&delay=150")  # at a person's pace
     _wait(driver2, lambda d: d.execute_script("return V !== null"))
@@ -215,6 +219,10 @@ def test_a_person_who_joins_is_announced_by_name(
     assert "Primiera needs every suit" in options and "the king of coins" in options
     assert "primiera requires all suits" not in options and "_" not in options, options
     _shot(driver, "room-create-desktop")
+    _size(driver, PHONE)
+    assert _layout(driver)["scroll"] <= PHONE[0]
+    _shot(driver, "room-create-phone")
+    _size(driver, DESKTOP)
     room = _create_room(driver, sp.base, "ann", "scopa", ["me", "person"])
     assert driver.find_elements("css selector", ".seat.to-move") == []
     assert "waiting for 1 person to take a seat" in driver.find_element("id", "info").text

@@ -32,6 +32,7 @@ from tests.test_review_page import play_out
 from tests.test_web_browser import _no_page_errors, _wait, downloads, driver  # noqa: F401
 
 CODE = re.compile(r"\b(10|[1-9])[dcsb]\b")  # a card code ("7d", "10b") in a page's text
+SEAT = re.compile(r"\b(seat|team) \d", re.IGNORECASE)  # a seat by number
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 RANKS = {1: "ace", 8: "jack", 9: "knight", 10: "king"}
 SUITS = {"d": "coins", "c": "cups", "s": "swords", "b": "clubs"}
@@ -60,9 +61,11 @@ def _about(text: str) -> float | None:
 
 
 def no_card_codes(drv: Any) -> str:
-    """The page's visible text, checked to hold no card code."""
+    """The page's visible text, checked to hold no card code and no seat number (the
+    players are named)."""
     text = drv.execute_script("return document.body.innerText")
     assert not CODE.search(text), CODE.search(text)
+    assert not SEAT.search(text), SEAT.search(text)
     return text
 
 SHOWN = """
@@ -150,7 +153,7 @@ def test_review_page_in_the_browser(driver: Any, tmp_path: Path) -> None:  # noq
     rows = driver.execute_script("""
       return Array.from(document.querySelectorAll('#review-seats tr[data-seat]'))
         .map((r) => Array.from(r.children).map((td) => td.textContent.trim()));""")
-    assert rows == [[str(s["seat"]), s["player"], str(s["decisions"]), str(s["agreed"]),
+    assert rows == [[s["player"], str(s["decisions"]), str(s["agreed"]),
                      f"{s['mean_loss']:.3f}", f"{s['total_loss']:.2f}"] for s in seats]
     # clicking the chart jumps to a decision; the marker follows
     driver.execute_script("go(0)")

@@ -218,7 +218,7 @@ def test_replay_page_in_the_browser(driver: Any, tmp_path: Path) -> None:
     assert driver.find_element(By.ID, "next").get_attribute("disabled")
     banner = driver.find_element(By.ID, "banner").text
     team = rec["winner"]
-    assert banner == (f"Match over: Seat {team} ({rec['players'][team]}) wins "
+    assert banner == (f"Match over: {rec['players'][team]} wins "
                       f"{rec['match_score'][0]}–{rec['match_score'][1]}")
     rows = driver.find_elements(By.CSS_SELECTOR, "#hands tr[data-hand]")
     assert [[int(td.text) for td in row.find_elements(By.TAG_NAME, "td")[1:3]]

@@ -138,6 +138,19 @@ function slotOf(seat, base, players) {
   return players === 2 ? (k === 0 ? 0 : 1) : k;
 }
 
+/** Where seat s sits on the board seen from seat base, in words. */
+function placeWordsOf(s, base, players) {
+  const k = slotOf(s, base, players);
+  return players === 2 ? ["at the bottom", "at the top"][k]
+    : ["at the bottom", "on the right", "at the top", "on the left"][k];
+}
+
+/** A player by name; two seats of the same name also by where they sit (place(s)). */
+function nameOf(names, s, place) {
+  return names.filter((n) => n === names[s]).length > 1 ? names[s] + " (" + place(s) + ")"
+    : names[s];
+}
+
 function teamSeats(team, players) {
   const out = [];
   for (let s = team; s < players; s += 2) out.push(s);

@@ -46,19 +46,12 @@ function showError(msg) {
 function base(v) { return v.seat === null ? 0 : v.seat; }
 
 /** Where seat s sits on the board as this page shows it. */
-function placeWords(s) {
-  const k = slotOf(s, base(V), V.players);
-  return V.players === 2 ? ["at the bottom", "at the top"][k]
-    : ["at the bottom", "on the right", "at the top", "on the left"][k];
-}
+function placeWords(s) { return placeWordsOf(s, base(V), V.players); }
 
 /** A seat by name: "You", else its player's name (with where it sits when two seats
     have the same name). */
 function seatLabel(s) {
-  if (V.seat !== null && s === V.seat) return "You";
-  const name = V.names[s];
-  return V.names.filter((n) => n === name).length > 1 ? name + " (" + placeWords(s) + ")"
-    : name;
+  return V.seat !== null && s === V.seat ? "You" : nameOf(V.names, s, placeWords);
 }
 
 /** A team by its players: "You", "Bob"; four seats: "You and Carla", "Bob and Dan". */

@@ -12,7 +12,10 @@ let timer = null;
 
 function $(id) { return document.getElementById(id); }
 
-function seatLabel(s) { return "Seat " + s + " (" + DATA.players[s] + ")"; }
+/** A seat by its player's name (and where it sits, when two have the same name). */
+function seatLabel(s) {
+  return nameOf(DATA.players, s, (x) => placeWordsOf(x, view === "all" ? 0 : view, P));
+}
 function sideName(t) { return teamSeats(t, P).map((s) => DATA.players[s]).join(" and "); }
 function teamLabel(t) { return P === 2 ? seatLabel(t) : "Team of " + sideName(t); }
 
@@ -29,7 +32,7 @@ function renderSeats(f) {
     box.id = "seat-" + s;
     if (f.to_move === s) box.classList.add("to-move");
     if (mv && mv.seat === s) box.classList.add("just-moved");
-    const name = el("div", "seat-name", seatLabel(s) + (P === 4 ? " · team " + (s % 2) : ""));
+    const name = el("div", "seat-name", seatLabel(s));
     if (f.dealer === s) name.appendChild(el("span", "badge", "dealer"));
     if (view === s) name.appendChild(el("span", "badge", "view"));
     box.appendChild(name);
@@ -190,7 +193,7 @@ function play() {
 function setup() {
   $("info").textContent = DATA.rules.name + ", " + P + " players, to " +
     DATA.rules.target_score + " · seed " + DATA.seed + " · " +
-    DATA.players.map((p, s) => "seat " + s + ": " + p).join(", ");
+    (P === 2 ? DATA.players.join(" against ") : sideName(0) + " against " + sideName(1));
   const slider = $("slider");
   slider.max = String(FRAMES.length - 1);
   slider.addEventListener("input", () => go(parseInt(slider.value, 10)));
@@ -206,7 +209,7 @@ function setup() {
   all.value = "all";
   vs.appendChild(all);
   for (let s = 0; s < P; s++) {
-    const o = el("option", "", "seat " + s + "'s view");
+    const o = el("option", "", seatLabel(s) + "'s view");
     o.value = String(s);
     vs.appendChild(o);
   }

@@ -124,7 +124,7 @@ function reviewSeats() {
   const t = el("table", "breakdown");
   t.id = "review-seats";
   const head = el("tr");
-  const heads = [["seat", ""], ["player", ""], ["choices", "moves with more than one choice"],
+  const heads = [["player", ""], ["choices", "moves with more than one choice"],
     ["as the reviewer", "moves where the player chose as the reviewer did"],
     ["lost per choice", "points given up per choice, on average"],
     ["lost in all", "points given up over the match"]];
@@ -139,9 +139,8 @@ function reviewSeats() {
     const key = el("td");
     key.appendChild(el("span", "swatch"));
     key.lastChild.style.background = SEAT_COLORS[s.seat % 4];
-    key.appendChild(document.createTextNode(" " + s.seat));
+    key.appendChild(document.createTextNode(" " + s.player));
     tr.appendChild(key);
-    tr.appendChild(el("td", "", s.player));
     tr.appendChild(el("td", "", s.decisions));
     tr.appendChild(el("td", "", s.agreed));
     tr.appendChild(el("td", "", s.mean_loss === null ? "-" : s.mean_loss.toFixed(3)));
