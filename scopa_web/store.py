@@ -14,6 +14,15 @@ it is refused untouched: ``inspect_file`` makes every check on the file opened r
 not a SQLite database, is damaged, is another program's, has no write permission (for
 root too) or was written by a newer schema raises ``StoreError`` (a ``ValueError``:
 ``scopa serve`` prints its one line and exits).
+
+Writes are committed in groups by one writer thread: a write waits until the transaction
+holding it is committed (what it returns, it is on disk as before), and every write
+waiting when the writer comes round shares that transaction. One commit for many moves,
+and one thread at the database: under load the server's many worker threads each taking
+the database's lock in turn (each also waiting for Python's GIL while it held the lock)
+had made a move wait up to 2 s for it (``benchmarks/serve_load.py --hostile``). A group
+the database refuses is written again one write at a time, so a refusal is its own
+write's alone.
 """
 
 from __future__ import annotations
@@ -25,6 +34,7 @@ import threading
 import time
 import urllib.parse
 from collections.abc import Callable
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
@@ -183,13 +193,21 @@ def default_path() -> Path:
     return Path(base) / "scopa" / DB_NAME
 
 
+Statements = list[tuple[str, tuple[Any, ...]]]
+
+
 class Store:
     """The database of one server: every call takes the store's lock (one connection,
-    shared by the server's threads); a write is one transaction."""
+    shared by the server's threads); writes are committed in groups by the writer
+    thread (``_write``), each write whole or not at all."""
 
     def __init__(self, path: str | os.PathLike | None, *, make_folder: bool = False):
         self.path = ":memory:" if path is None else os.fspath(path)
         self.lock = threading.Lock()
+        self.waiting: list[tuple[Statements, Future[None]]] = []  # writes to commit
+        self.wake = threading.Condition()  # guards ``waiting``, wakes the writer
+        self.writer: threading.Thread | None = None  # started by the first write
+        self.closing = False
         if path is not None:
             _check_place(self.path, make_folder)
             if os.path.exists(self.path) and os.path.getsize(self.path) > 0:
@@ -230,19 +248,63 @@ class Store:
         db.execute("PRAGMA foreign_keys=ON")
 
     def close(self) -> None:
+        """Commit the writes waiting, stop the writer, close the file."""
+        with self.wake:
+            self.closing = True
+            self.wake.notify()
+        if self.writer is not None:
+            self.writer.join()
         with self.lock:
             self.db.close()
 
-    def _write(self, statements: list[tuple[str, tuple[Any, ...]]]) -> None:
-        with self.lock:
-            self.db.execute("BEGIN IMMEDIATE")
-            try:
-                for sql, args in statements:
-                    self.db.execute(sql, args)
-                self.db.execute("COMMIT")
-            except BaseException:
-                self.db.execute("ROLLBACK")
-                raise
+    def _write(self, statements: Statements) -> None:
+        """Commit ``statements`` as one whole (in a group with the other writes waiting);
+        returns once committed, raises what the database raised."""
+        done: Future[None] = Future()
+        with self.wake:
+            if self.closing:
+                raise sqlite3.ProgrammingError(f"the database {self.path} is closed")
+            self.waiting.append((statements, done))
+            if self.writer is None:
+                self.writer = threading.Thread(target=self._writes, name="scopa-store-writer",
+                                               daemon=True)
+                self.writer.start()
+            self.wake.notify()
+        done.result()
+
+    def _writes(self) -> None:
+        """The writer thread: each time, every write waiting in one transaction."""
+        while True:
+            with self.wake:
+                while not self.waiting and not self.closing:
+                    self.wake.wait()
+                group, self.waiting = self.waiting, []
+            if not group:
+                return  # closing, nothing left
+            with self.lock:
+                try:
+                    self._commit([row for statements, _ in group for row in statements])
+                except BaseException:  # each write on its own: the refusal is one's alone
+                    for statements, done in group:
+                        try:
+                            self._commit(statements)
+                        except BaseException as e:
+                            done.set_exception(e)
+                        else:
+                            done.set_result(None)
+                else:
+                    for _, done in group:
+                        done.set_result(None)
+
+    def _commit(self, statements: Statements) -> None:
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            for sql, args in statements:
+                self.db.execute(sql, args)
+            self.db.execute("COMMIT")
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
 
     # -- writes (the rooms' sink) -------------------------------------------------------------
     def create_room(self, room: Any) -> None:

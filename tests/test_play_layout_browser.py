@@ -14,11 +14,8 @@ import os
 import re
 import time
 import urllib.request
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 from tests.test_web_browser import (  # noqa: F401  (fixtures)
     ServeProcess,
@@ -29,6 +26,7 @@ from tests.test_web_browser import (  # noqa: F401  (fixtures)
     downloads,
     driver,
     driver2,
+    serve_process,
 )
 
 PHONE = (390, 844)
@@ -51,15 +49,6 @@ return {
   done: V ? V.done : null, moves: V ? V.moves : null,
 };
 """
-
-
-@pytest.fixture
-def serve_process(tmp_path: Path) -> Iterator[ServeProcess]:
-    sp = ServeProcess(tmp_path / "rooms.db")
-    try:
-        yield sp
-    finally:
-        sp.kill()
 
 
 def _size(drv: Any, size: tuple[int, int]) -> None:

@@ -210,3 +210,26 @@ def test_kill_9_mid_match_loses_no_move(tmp_path: Path) -> None:
         out, err = proc.communicate(timeout=30)
     assert "Traceback" not in err
 
+
+
+def test_writes_are_committed_in_groups_and_a_refused_one_fails_alone(tmp_path: Path) -> None:
+    """Every write waiting when the writer comes round shares one transaction; one the
+    database refuses is written again on its own: it fails, the others are committed."""
+    from concurrent.futures import Future
+
+    store = Store(tmp_path / "group.db")
+    note = "INSERT INTO rooms (id, kind, created, rules, seed) VALUES (?, 'solo', 0, '{}', 1)"
+    waiting: list[Future[None]] = [Future(), Future()]
+    store.waiting += [([(note, ("a",))], waiting[0]),
+                      ([(note, ("b",)), ("INSERT INTO no_such_table VALUES (1)", ())],
+                       waiting[1])]
+    store._write([(note, ("c",))])  # starts the writer: the three writes in one group
+    assert waiting[0].result() is None
+    with pytest.raises(sqlite3.OperationalError, match="no_such_table"):
+        waiting[1].result()
+    with store.lock:
+        ids = [r for (r,) in store.db.execute("SELECT id FROM rooms ORDER BY id")]
+    assert ids == ["a", "c"]  # "b" went with its refused statement: whole or not at all
+    store.close()
+    with pytest.raises(sqlite3.ProgrammingError, match="closed"):
+        store._write([(note, ("d",))])
