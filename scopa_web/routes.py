@@ -39,6 +39,7 @@ from .reviews import Reviews
 from .rooms import ApiError, check_spec
 
 Handler = Callable[[Request], Awaitable[Response]]
+MAX_PLAYER = 200  # characters of a player's name in ``/api/history?player=`` (a spec too)
 METHODS = ["GET", "HEAD", "POST", "PUT", "DELETE", "PATCH", "OPTIONS"]
 
 
@@ -364,7 +365,11 @@ class Api:
     # -- the database's records ------------------------------------------------------------------
     async def history(self, request: Request) -> Response:
         offset = count(request.query_params.get("offset"), "offset")
-        matches = await run_in_threadpool(self.lobby.store.history, 100, offset)
+        player = request.query_params.get("player")
+        if player is not None and (len(player) > MAX_PLAYER or not player.isprintable()):
+            raise ApiError(400, f"player must be a name of at most {MAX_PLAYER} printable "
+                                "characters")
+        matches = await run_in_threadpool(self.lobby.store.history, 100, offset, player)
         return _json(200, {"matches": matches})
 
     async def players(self, request: Request) -> Response:

@@ -37,7 +37,7 @@ SQLite (``scopa_web.store``) and read back after a restart. The JSON API:
   the server's reviewer's analysis of the seat's decision (``scopa_web.reviews``:
   ``--hint-agent``); ``GET /api/match/ID/review``: the review of a finished match
   (``202`` with its progress while it is computed), ``GET /review/ID`` its page;
-- ``GET /api/history[?offset=N]``, ``GET /api/players``.
+- ``GET /api/history[?offset=N&player=NAME]``, ``GET /api/players``.
 
 A view holds only what its seat may know (``scopa_env.observation.info_set``), a
 watcher's only what is public, and the seed (it fixes every deck) only once the match is

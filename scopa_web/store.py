@@ -363,16 +363,20 @@ class Store:
                 "r.finished IS NULL AND EXISTS (SELECT 1 FROM seats s WHERE s.room = r.id "
                 "AND s.agent IS NULL AND s.token IS NULL)", (since,)).fetchone()[0]
 
-    def history(self, limit: int = 100, offset: int = 0) -> list[dict[str, Any]]:
-        """The finished matches, the latest first."""
+    def history(self, limit: int = 100, offset: int = 0, player: str | None = None
+                ) -> list[dict[str, Any]]:
+        """The finished matches, the latest first (``player``: those where a seat has
+        that name, a person's or an agent's spec)."""
         with self.lock:
             rows = self.db.execute(
                 "SELECT r.id, r.kind, r.rules, r.finished, r.match_score, r.winner, "
                 "(SELECT json_group_array(name) FROM (SELECT name FROM seats "
                 " WHERE room = r.id ORDER BY seat)), "
                 "(SELECT count(*) FROM hands WHERE room = r.id) "
-                "FROM rooms r WHERE r.finished IS NOT NULL "
-                "ORDER BY r.finished DESC LIMIT ? OFFSET ?", (limit, offset)).fetchall()
+                "FROM rooms r WHERE r.finished IS NOT NULL AND (? IS NULL OR EXISTS "
+                "(SELECT 1 FROM seats WHERE room = r.id AND name = ?)) "
+                "ORDER BY r.finished DESC LIMIT ? OFFSET ?",
+                (player, player, limit, offset)).fetchall()
         return [{"room": r[0], "kind": r[1], "rules": json.loads(r[2])["name"],
                  "players": json.loads(r[6]), "finished": r[3],
                  "match_score": json.loads(r[4]), "winner": r[5], "hands": r[7]}

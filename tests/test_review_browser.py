@@ -239,8 +239,16 @@ def test_the_review_page_of_the_site_on_a_phone_and_a_desktop(
     base = client.base
     shots = DOCS if os.environ.get("SCOPA_REVIEW_SHOTS") else tmp_path
     try:
-        # History: the winner by name, a link to the review
+        # Players: a name links to that player's matches, each with its review
         _viewport(driver, 1280, 900)
+        driver.get(f"{base}/players")
+        name = rec["players"][1]
+        _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'tr[data-name="{name}"]'))
+        driver.find_element(By.LINK_TEXT, name).click()
+        _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'tr[data-room="{gid}"]'))
+        assert driver.find_element(By.ID, "title").text == f"Matches of {name}"
+        assert driver.find_element(By.CSS_SELECTOR, f'tr[data-room="{gid}"] a').text == "review"
+        # History: the winner by name, a link to the review
         driver.get(f"{base}/history")
         row = _wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, f'tr[data-room="{gid}"]'))[0]
         cells = [td.text for td in row.find_elements(By.TAG_NAME, "td")]

@@ -209,6 +209,11 @@ def test_two_people_play_a_room_to_the_end_seen_live_by_both_and_a_watcher(
     _, hist = client.call("GET", "/api/history")
     assert [m["room"] for m in hist["matches"]] == [rid]
     assert hist["matches"][0]["players"] == ["ann", "bob"]
+    for name, expected in (("bob", [rid]), ("nobody", []), ("", [])):  # one player's matches
+        _, hist = client.call("GET", "/api/history?player=" + name)
+        assert [m["room"] for m in hist["matches"]] == expected
+    status, refused = client.call("GET", "/api/history?player=" + "x" * 201)
+    assert status == 400 and "player must be a name" in refused["error"]
     _, players = client.call("GET", "/api/players")
     by_name = {p["name"]: p for p in players["players"]}
     win = rec["winner"]

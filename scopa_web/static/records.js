@@ -1,9 +1,11 @@
 /* The database's pages: every finished match (/history: the winner by name, each record
-   downloadable, each match's review linked where the server reviews) and each player's and
-   agent's record (/players). el() is cards.js's. */
+   downloadable, each match's review linked where the server reviews; ?player=NAME: that
+   player's matches) and each player's and agent's record (/players: each name links to
+   their matches). el() is cards.js's. */
 "use strict";
 
 const PAGE = document.body.dataset.page;
+const PLAYER = new URLSearchParams(location.search).get("player");  // history: one player's
 const HINTS = document.body.dataset.hints === "on";  // the server reviews finished matches
 let offset = 0;
 
@@ -46,8 +48,15 @@ function sidesName(players) {
 
 async function history() {
   const t = $("records");
-  if (!offset) t.appendChild(row(["finished (UTC)", "match", "score", "winner", "record"], true));
-  const data = await get("/api/history?offset=" + offset);
+  if (!offset) {
+    t.appendChild(row(["finished (UTC)", "match", "score", "winner", "record"], true));
+    if (PLAYER !== null) {
+      $("title").textContent = "Matches of " + PLAYER;
+      $("title").classList.remove("hidden");
+    }
+  }
+  const data = await get("/api/history?offset=" + offset +
+                         (PLAYER !== null ? "&player=" + encodeURIComponent(PLAYER) : ""));
   for (const m of data.matches) {
     const id = encodeURIComponent(m.room);
     const what = el("div");
@@ -73,7 +82,8 @@ async function players() {
   t.appendChild(row(["name", "kind", "matches", "wins", "hands", "points per hand"], true));
   const data = await get("/api/players");
   for (const p of data.players) {
-    const tr = row([p.name, p.agent ? "agent" : "person", p.matches, p.wins, p.hands,
+    const tr = row([link(p.name, "/history?player=" + encodeURIComponent(p.name)),
+                    p.agent ? "agent" : "person", p.matches, p.wins, p.hands,
                     p.points_per_hand === null ? "—" : p.points_per_hand.toFixed(2)]);
     tr.dataset.name = p.name;
     t.appendChild(tr);
