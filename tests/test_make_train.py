@@ -52,7 +52,7 @@ def test_the_trainer_installs_the_train_extra_and_the_tests_the_rest(tmp_path: P
     assert [line.partition("pip install -q -e ")[2] for line in installs] == ['".[train]"']
     assert "torch==2.13.0" in train  # the CPU wheel first where no torch is present
     test = _make(folder, "-n", "test").stdout
-    assert 'pip install -q -e ".[test,train,web,sb3,ray,rllib,openspiel,torchrl]"' in test
+    assert 'pip install -q -e ".[test,train,web,sb3,ray,rllib,openspiel,torchrl,docs]"' in test
     assert "pytest" in test
     # setuptools' note on every editable install of a flat layout is silenced
     for line in (train + test).splitlines():

@@ -275,8 +275,9 @@ def test_the_review_page_embeds_the_review(records: Path, tmp_path: Path) -> Non
                   str(page)]) == 0
     text = page.read_text()
     assert "const REVIEW = {" in text and "function reviewRender" in text
-    assert "Scopa review: matches.jsonl, match 1" in text
-    assert "<script src" not in text and "http" not in text.split("<body>")[1].replace(
+    players = json.loads(records.read_text().splitlines()[0])["players"]
+    assert f"Scopa review: {' vs '.join(players)} (match 1 of matches.jsonl)" in text
+    assert "<script src" not in text and "http" not in text.split("<body")[1].replace(
         "http://www.w3.org/2000/svg", "")
 
 
