@@ -118,9 +118,9 @@ class InfoSet:
     legal_actions: tuple[int, ...]
     # The current round's public history, as the single-game engine keeps it
     # (``GameState.round_moves`` / ``round_start``: absolute seats and teams): the moves
-    # played since the round's deal and the public position before the first. Empty
-    # where the engine keeps none (``VectorScopaEnv``): nothing is read from the others'
-    # moves then.
+    # played since the round's deal and the public position before the first
+    # (``VectorScopaEnv`` keeps them per game too). Empty for a position made without
+    # them (a search's scratch state): nothing is read from the others' moves then.
     round_moves: tuple[tuple[int, int], ...] = field(default=(), compare=False)
     round_start: RoundStart | None = field(default=None, compare=False)
 

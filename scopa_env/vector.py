@@ -36,7 +36,9 @@ Explicit deal orders: ``reset(decks=...)`` (first hand of every game) and
 ``set_next_decks(games, decks)`` (the next hand dealt in those games); ``decks``
 holds the deal currently in play. ``load_states`` puts engine ``GameState``s into
 games, ``game_state(i)`` / ``info_set(i)`` read one game back as the engine's types
-(``scopa_env.vector_states``).
+(``scopa_env.vector_states``), with the current round's public moves and start
+(``round_moves`` / ``round_start``, as the engine keeps them: what a search reads the
+others' moves by).
 
 Records. With ``records=True`` (default) each step's ``records`` holds the
 game-record.md dict of every match that ended; building them is Python work per
@@ -249,6 +251,16 @@ class VectorScopaEnv(GameViews):
         self._match_count = np.zeros(n, np.int64)
         self._next_decks: dict[int, np.ndarray] = {}
         self._n_moves = np.zeros(n, np.int64)  # moves played in the current hand
+        # the current round's moves and its public start (``info_set``'s ``round_moves`` and
+        # ``round_start``, what a search reads the others' moves by): a round is
+        # players x hand_size moves, the k-th by seat first_seat(dealer) + k
+        self._round_size = p * r.hand_size
+        self.round_actions = np.zeros((n, self._round_size), np.int64)
+        self.round_start_table = np.zeros(n, U64)
+        self.round_start_piles = np.zeros((n, 2), U64)
+        self.round_start_scope = np.zeros((n, 2), np.int64)
+        self.round_start_capture = np.full(n, -1, np.int64)
+        self.round_known = np.ones(n, bool)  # False: loaded without its round's moves
         self._recordable = np.ones(n, bool)  # False: loaded mid-match, no record
         self.legal_ids = np.zeros((n, 1), np.int64)
         self.legal_valid = np.zeros((n, 1), bool)
@@ -524,6 +536,15 @@ class VectorScopaEnv(GameViews):
                 pile = np.where(takes_all, table | bit, pile)
         self._hands_flat[g * p + seat] ^= bit
         n_moves = self._n_moves.take(g)
+        k = n_moves % self._round_size  # the move's place in its round
+        first = g[k == 0]
+        if len(first):  # a round's first move: its public start (before the move)
+            self.round_start_table[first] = self.table.take(first)
+            self.round_start_piles[first] = self.piles[first]
+            self.round_start_scope[first] = self.scope[first]
+            self.round_start_capture[first] = self.last_capture.take(first)
+            self.round_known[first] = True
+        self.round_actions[g, k] = a
         if self._archive is not None:
             at = self._archive.move_slots(g, self.hand_index.take(g), n_moves)
         n_moves += 1

@@ -11,7 +11,7 @@ from typing import Any
 import numpy as np
 
 from .cards import N_CARDS, cards_of
-from .game import GameState
+from .game import GameState, RoundStart
 from .observation import InfoSet, make_info_set
 from .rules.deal import first_seat
 from .vector_tables import to_rank_major
@@ -30,8 +30,25 @@ class GameViews:
                 raise ValueError(f"game index {g} is out of range 0..{self.num_envs - 1}")
         return games
 
+    def round_history(self, i: int) -> dict[str, Any]:
+        """Game ``i``'s ``round_moves`` and ``round_start`` as the engine keeps them (none
+        for a game loaded without its round's moves)."""
+        k = int(self._n_moves[i]) % self._round_size
+        if not k or not self.round_known[i]:
+            return {"round_moves": (), "round_start": None}
+        p, first = self.players, first_seat(int(self.dealer[i]), self.players)
+        lc = int(self.round_start_capture[i])
+        start = RoundStart(int(self.round_start_table[i]),
+                           tuple(int(x) for x in self.round_start_piles[i]),
+                           tuple(int(x) for x in self.round_start_scope[i]),
+                           None if lc < 0 else lc)
+        moves = tuple(((first + j) % p, a) for j, a in
+                      enumerate(self.round_actions[i, :k].tolist()))
+        return {"round_moves": moves, "round_start": start}
+
     def info_set(self, i: int) -> InfoSet:
-        """The information set of the seat to move in game ``i`` (legal moves included)."""
+        """The information set of the seat to move in game ``i`` (legal moves and this
+        round's public moves included)."""
         lc = int(self.last_capture[i])
         return make_info_set(
             self.rules, seat=int(self.to_move[i]), dealer=int(self.dealer[i]),
@@ -39,7 +56,8 @@ class GameViews:
             piles=self.piles[i].tolist(), deck_count=N_CARDS - int(self.deck_pos[i]),
             match_score=self.match_score[i].tolist(), scope=self.scope[i].tolist(),
             last_capture_team=None if lc < 0 else lc,
-            legal_actions=tuple(self.legal_ids[i, self.legal_valid[i]].tolist()))
+            legal_actions=tuple(self.legal_ids[i, self.legal_valid[i]].tolist()),
+            **self.round_history(i))
 
     def load_states(self, games: Any, states: list[GameState]) -> None:
         """Put single-game states (``GameState``, same rules, match not over) into
@@ -78,6 +96,16 @@ class GameViews:
             self.match_score[g] = st.match_score
             self.hand_index[g], self.match_seeds[g] = st.hand_index, st.seed
             self.redeals[g] = st.redeals
+            k = moves % self._round_size
+            self.round_known[g] = len(st.round_moves) == k and (k == 0 or
+                                                                 st.round_start is not None)
+            if k and self.round_known[g]:
+                rs = st.round_start
+                self.round_actions[g, :k] = [a for _, a in st.round_moves]
+                self.round_start_table[g], self.round_start_piles[g] = rs.table, rs.piles
+                self.round_start_scope[g] = rs.scope
+                self.round_start_capture[g] = (-1 if rs.last_capture_team is None
+                                               else rs.last_capture_team)
             self._recordable[g] = False
             if self._archive is not None:
                 self._archive.grow(st.hand_index)
@@ -100,7 +128,9 @@ class GameViews:
         for arr in (self.hands, self.table, self.table_rm, self.piles, self.scope,
                     self.last_capture, self.to_move, self.dealer, self.decks, self.deck_pos,
                     self._n_moves, self.match_score, self.hand_index, self.match_seeds,
-                    self.redeals, self._match_count):
+                    self.redeals, self._match_count, self.round_actions,
+                    self.round_start_table, self.round_start_piles, self.round_start_scope,
+                    self.round_start_capture, self.round_known):
             arr[dst] = arr[src]
         self._recordable[dst] = False
         self._refresh_legal()
@@ -136,4 +166,4 @@ class GameViews:
             table=int(self.table[i]), piles=[int(x) for x in self.piles[i]],
             scope=self.scope[i].tolist(), last_capture_team=None if lc < 0 else lc,
             to_move=int(self.to_move[i]), match_score=self.match_score[i].tolist(),
-            redeals=int(self.redeals[i]))
+            redeals=int(self.redeals[i]), **self.round_history(i))

@@ -80,7 +80,11 @@ class Mirror:
             if not self.engine_decks:  # the engine counts no redeal for a deck it is given
                 got.redeals = s.redeals
             assert got == s, (t, i)
-            assert env.info_set(i) == info_set(s, s.to_move), (t, i)
+            info = env.info_set(i)
+            assert info == info_set(s, s.to_move), (t, i)
+            # the round's public moves (not compared by ==): the engine's, read back
+            assert (info.round_moves, info.round_start) == (s.round_moves, s.round_start)
+            assert (got.round_moves, got.round_start) == (s.round_moves, s.round_start)
         if t % 40 == 0:
             mask = env.action_mask()
             assert mask.shape == (env.num_envs, N_ACTIONS) and mask.dtype == np.int8
@@ -416,3 +420,30 @@ def test_options_and_errors() -> None:
             VectorScopaEnv(2, **bad)
     with pytest.raises(ValueError):
         VectorScopaEnv(0)
+
+
+@pytest.mark.parametrize("rules", ["scopa", "scopone_scientifico"])
+def test_a_loaded_position_keeps_its_rounds_public_moves(rules: str) -> None:
+    """``load_states`` takes a position's round history (what a search reads the others'
+    moves by), ``copy_games`` copies it, and play goes on from it as the engine's does; a
+    position loaded without its round's moves shows none (nothing to read)."""
+    r = make_rules(rules)
+    s = new_match(r, seed=5)
+    for _ in range(r.players + 1):  # into the round: every seat has moved once
+        apply(s, s.legal_actions()[0])
+    assert s.round_moves
+    blind = s.copy()
+    blind.round_moves, blind.round_start = (), None
+    env = VectorScopaEnv(3, rules=r, seed=0, records=False)
+    env.load_states([0, 1], [s.copy(), blind])
+    env.copy_games([2], [0])
+    for g in (0, 2):
+        info = env.info_set(g)
+        assert (info.round_moves, info.round_start) == (s.round_moves, s.round_start)
+    assert env.info_set(1).round_moves == () and env.info_set(1).round_start is None
+    a = env.legal_ids[0, 0]
+    env.step(np.array([a, a, a]))
+    apply(s, int(a))
+    for g in (0, 2):
+        assert env.game_state(g).round_moves == s.round_moves
+    assert env.info_set(1).round_moves == ()  # still unknown until the next round
