@@ -521,7 +521,7 @@ function announce(before, after) {
   const joined = after.seats.filter((x, s) => before.seats[s].open && !x.open && s !== after.seat)
     .map((x) => x.name);
   if (joined.length) {
-    notice(joined.join(" and ") + (joined.length > 1 ? " joined" : " joined") +
+    notice(joined.join(" and ") + " joined" +
            (after.started ? ": everyone is here, the match starts" : ""));
   } else if (!before.started && after.started) {
     notice("Everyone is here: the match starts");
@@ -661,7 +661,7 @@ const OPTION_WORDS = {
 
 function option(name, value) {
   const [words, help] = OPTION_WORDS[name] || [name.replace(/_/g, " "), ""];
-  const label = el("label", "option", words + " ");
+  const label = el("label", "", words + " ");
   if (help) label.title = help;
   let input;
   if (typeof value === "boolean") {
