@@ -16,6 +16,30 @@ from .observation import InfoSet, make_info_set
 from .rules.deal import first_seat
 from .vector_tables import to_rank_major
 
+# A round row (``GameViews.round_rows``): the moves known this round (0: none), then the
+# round's public start (table, the two teams' piles and scope counts, the team that
+# captured last or -1), teams numbered from the dealer's (0) as in observations, then
+# the round's actions in order, -1 past the known ones.
+ROUND_ROW = ("moves", "table", "pile_0", "pile_1", "scope_0", "scope_1", "last_capture")
+ROUND_HEAD = len(ROUND_ROW)
+
+
+def round_history_of(row: np.ndarray, players: int, dealer: int = 0) -> dict[str, Any]:
+    """``round_moves`` and ``round_start`` (absolute seats and teams, for a game dealt
+    by ``dealer``; 0: numbered from the dealer, as ``decode_info``'s information sets are)
+    of a round row."""
+    k = int(row[0])
+    if k <= 0:
+        return {"round_moves": (), "round_start": None}
+    flip = dealer % 2
+    lc = int(row[6])
+    start = RoundStart(int(row[1]), (int(row[2 + flip]), int(row[3 - flip])),
+                       (int(row[4 + flip]), int(row[5 - flip])), None if lc < 0 else lc ^ flip)
+    first = first_seat(dealer, players)
+    moves = tuple(((first + j) % players, int(a))
+                  for j, a in enumerate(row[ROUND_HEAD:ROUND_HEAD + k].tolist()))
+    return {"round_moves": moves, "round_start": start}
+
 
 class GameViews:
     """``VectorScopaEnv``'s single-game views (see the module docstring)."""
@@ -33,18 +57,28 @@ class GameViews:
     def round_history(self, i: int) -> dict[str, Any]:
         """Game ``i``'s ``round_moves`` and ``round_start`` as the engine keeps them (none
         for a game loaded without its round's moves)."""
-        k = int(self._n_moves[i]) % self._round_size
-        if not k or not self.round_known[i]:
-            return {"round_moves": (), "round_start": None}
-        p, first = self.players, first_seat(int(self.dealer[i]), self.players)
-        lc = int(self.round_start_capture[i])
-        start = RoundStart(int(self.round_start_table[i]),
-                           tuple(int(x) for x in self.round_start_piles[i]),
-                           tuple(int(x) for x in self.round_start_scope[i]),
-                           None if lc < 0 else lc)
-        moves = tuple(((first + j) % p, a) for j, a in
-                      enumerate(self.round_actions[i, :k].tolist()))
-        return {"round_moves": moves, "round_start": start}
+        return round_history_of(self.round_rows([i])[0], self.players, int(self.dealer[i]))
+
+    def round_rows(self, games: Any) -> np.ndarray:
+        """The round histories of ``games`` packed one int64 row each, numbered from the
+        dealer as observations are (``ROUND_ROW``; ``round_history_of`` reads a row back):
+        what a decision kept apart from its game keeps of the others' moves this round."""
+        g = np.asarray(games, np.int64).reshape(-1)
+        flip = self.dealer[g] % 2  # a team's number from the dealer's team
+        k = np.where(self.round_known[g], self._n_moves[g] % self._round_size, 0)
+        rows = np.full((len(g), ROUND_HEAD + self._round_size), -1, np.int64)
+        rows[:, 0] = k
+        rows[:, 1] = self.round_start_table[g].astype(np.int64)
+        both = np.arange(2)
+        team = both[None, :] ^ flip[:, None]  # the relative team t is absolute team t ^ flip
+        rows[:, 2:4] = np.take_along_axis(self.round_start_piles[g], team, 1).astype(np.int64)
+        rows[:, 4:6] = np.take_along_axis(self.round_start_scope[g], team, 1)
+        lc = self.round_start_capture[g]
+        rows[:, 6] = np.where(lc < 0, -1, lc ^ flip)
+        played = np.arange(self._round_size)[None, :] < k[:, None]
+        rows[:, ROUND_HEAD:] = np.where(played, self.round_actions[g], -1)
+        rows[k == 0, 1:ROUND_HEAD] = -1
+        return rows
 
     def info_set(self, i: int) -> InfoSet:
         """The information set of the seat to move in game ``i`` (legal moves and this

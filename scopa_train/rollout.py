@@ -71,6 +71,9 @@ class Batch:
     # moves' loss in hand points against the best one (0 for the best; 0 elsewhere)
     taught: torch.Tensor  # (T,) bool
     move_regret: torch.Tensor  # (M,)
+    # each decision's round so far (``VectorScopaEnv.round_rows``: the others' moves a
+    # search reads); (T, 0) unless the collector keeps them (``keep_rounds``)
+    rounds: torch.Tensor  # (T, W) int64
 
     def __len__(self) -> int:
         return int(self.obs.shape[0])
@@ -119,8 +122,9 @@ class _Store:
     (so each step's decisions are a contiguous range), with stream links: the index
     of the same seat's next decision and that decision's value."""
 
-    def __init__(self, capacity: int, obs_dim: int) -> None:
+    def __init__(self, capacity: int, obs_dim: int, round_width: int = 0) -> None:
         self.obs = np.zeros((capacity, obs_dim), np.float32)
+        self.rounds = np.zeros((capacity, round_width), np.int64)
         self.actions = np.zeros(capacity, np.int64)
         self.logprobs = np.zeros(capacity, np.float32)
         self.values = np.zeros(capacity, np.float32)
@@ -197,7 +201,8 @@ class _Store:
             advantages=torch.from_numpy(adv.astype(np.float32)),
             returns=torch.from_numpy(returns.astype(np.float32)),
             taught=torch.from_numpy(taught),
-            move_regret=torch.from_numpy(regret.astype(np.float32)))
+            move_regret=torch.from_numpy(regret.astype(np.float32)),
+            rounds=torch.from_numpy(self.rounds[:n].copy()))
 
 
 def policy_step(net: PolicyNet, obs: np.ndarray, ids: np.ndarray, valid: np.ndarray,
@@ -296,9 +301,10 @@ class RolloutCollector:
     None for kinds it does not know, which then fall back to per-game agents."""
 
     def __init__(self, env: Any, reward_scale: float, make_baseline: Any,
-                 batched: BatchedBaseline | None = None, teacher: Teacher | None = None
-                 ) -> None:
+                 batched: BatchedBaseline | None = None, teacher: Teacher | None = None,
+                 keep_rounds: bool = False) -> None:
         self.env = env
+        self.keep_rounds = keep_rounds  # keep each decision's round row (Batch.rounds)
         self.teacher = teacher  # exact move values for the learner's decisions it knows
         self.players: int = env.players
         self.reward_scale = reward_scale
@@ -324,7 +330,8 @@ class RolloutCollector:
         # the learner seat whose reward is reported for each game (lowest learner seat)
         report_seat = np.argmax(learner, axis=1)
         report_team = report_seat % 2
-        store = _Store(n * steps, OBS_DIM)
+        width = env.round_rows([0]).shape[1] if self.keep_rounds else 0
+        store = _Store(n * steps, OBS_DIM, width)
         last = np.full((n, p), -1, np.int64)  # open decision of each (game, seat)
         stats = RolloutStats()
         ep_return = np.zeros(n)
@@ -345,6 +352,8 @@ class RolloutCollector:
             tp = time.perf_counter()
             li = np.flatnonzero(is_learner)
             if len(li):
+                if width and not draining:  # learner_moves stores li's decisions in order
+                    store.rounds[store.n:store.n + len(li)] = env.round_rows(li)
                 taught_before = getattr(self.teacher, "seconds", 0.0)
                 actions[li] = learner_moves(net, store, last, li, seat[li], obs, ids, valid,
                                             draining, self.teacher)

@@ -36,6 +36,7 @@ import numpy as np
 from scopa_env.moves import legal_actions
 from scopa_env.observation import decode_info
 from scopa_env.rules import Rules
+from scopa_env.vector_states import round_history_of
 
 CHUNK = 256  # decisions per unit of work
 SAVE_EVERY = 20  # finished chunks between two writes of the cache
@@ -82,7 +83,8 @@ def chunk_seed(seed: int, chunk: int) -> int:
 
 @dataclass(frozen=True)
 class LabelJob:
-    """One chunk of decisions: observations (n, 216) and their numbers of legal moves."""
+    """One chunk of decisions: observations (n, 216), their numbers of legal moves and
+    their round rows (n, W): the others' moves this round (W = 0: none kept)."""
 
     spec: str
     rules: dict[str, Any]
@@ -90,6 +92,7 @@ class LabelJob:
     chunk: int
     obs: np.ndarray
     count: np.ndarray
+    rounds: np.ndarray
 
 
 def label_chunk(job: LabelJob) -> tuple[int, np.ndarray]:
@@ -97,13 +100,15 @@ def label_chunk(job: LabelJob) -> tuple[int, np.ndarray]:
     agent = search_agent(job.spec, chunk_seed(job.seed, job.chunk))
     rules = Rules.from_dict(job.rules)
     infos = []
-    for o, n in zip(job.obs, job.count.tolist(), strict=True):
-        info = decode_info(o, rules)
+    for j, (o, n) in enumerate(zip(job.obs, job.count.tolist(), strict=True)):
+        info = decode_info(o, rules)  # numbered from the dealer, as the round rows are
         legal = tuple(legal_actions(info.hand, info.table, rules))
         if len(legal) != n:
             raise ValueError(f"a decision with {n} legal moves decodes to a position with "
                              f"{len(legal)}: the observations and move counts disagree")
-        infos.append(dataclasses.replace(info, legal_actions=legal))
+        history = (round_history_of(job.rounds[j], rules.players) if job.rounds.shape[1]
+                   else {})
+        infos.append(dataclasses.replace(info, legal_actions=legal, **history))
     batch = getattr(agent, "scores_batch", None)  # the network's search: one batch a chunk
     scored = batch(infos) if callable(batch) else [agent.scores(i) for i in infos]
     flat = np.concatenate([np.asarray(v, np.float64) for v in scored]) if scored else np.zeros(0)
@@ -119,11 +124,13 @@ def teacher_name(agent: Any, spec: str, rules: Rules) -> str:
 
 
 def decisions_key(spec: str, rules: Rules, obs: np.ndarray, count: np.ndarray,
-                  seed: int) -> str:
+                  seed: int, rounds: np.ndarray | None = None) -> str:
     """A digest naming what ``search_values`` scores: a cache holds values for it alone."""
     h = hashlib.sha256(json.dumps([spec, rules.to_dict(), seed, CHUNK]).encode())
     h.update(np.ascontiguousarray(obs, np.float32).tobytes())
     h.update(np.ascontiguousarray(count, np.int64).tobytes())
+    if rounds is not None and rounds.size:  # decisions without their rounds: the old key
+        h.update(np.ascontiguousarray(rounds, np.int64).tobytes())
     return h.hexdigest()
 
 
@@ -153,9 +160,12 @@ def _save_cache(cache: Path, key: str, done: np.ndarray, values: np.ndarray) -> 
 def search_values(spec: str, rules: Rules, obs: np.ndarray, count: np.ndarray, seed: int,
                   workers: int, log: Callable[[str], None] = print,
                   halted: Callable[[], str | None] | None = None,
-                  cache: str | Path | None = None) -> np.ndarray | None:
+                  cache: str | Path | None = None, rounds: np.ndarray | None = None
+                  ) -> np.ndarray | None:
     """The values (M,) of ``spec`` for every legal move of the decisions ``obs``
-    (N, 216), decision ``i`` having ``count[i]`` of them (M in all), in order; None when
+    (N, 216), decision ``i`` having ``count[i]`` of them (M in all) and the round row
+    ``rounds[i]`` (``VectorScopaEnv.round_rows``: the others' moves this round, which a
+    search reading the table weights its worlds by; None: no moves known), in order; None when
     ``halted()`` gave a reason to stop first (checked after each chunk). With ``cache``
     (a file), the chunks scored so far are kept there and a later call on the same
     decisions scores only the others (the cache's key names the search by
@@ -171,7 +181,7 @@ def search_values(spec: str, rules: Rules, obs: np.ndarray, count: np.ndarray, s
     key = ""
     if cache is not None:
         cache = Path(cache)
-        key = decisions_key(teacher_name(agent, spec, rules), rules, obs, count, seed)
+        key = decisions_key(teacher_name(agent, spec, rules), rules, obs, count, seed, rounds)
         got = _load_cache(cache, key, n_chunks, len(out), log) if cache.exists() else None
         if got is not None:
             done, out = got
@@ -180,7 +190,8 @@ def search_values(spec: str, rules: Rules, obs: np.ndarray, count: np.ndarray, s
     jobs = {}
     for k in np.flatnonzero(~done).tolist():
         a, b = k * CHUNK, min((k + 1) * CHUNK, len(obs))
-        jobs[k] = LabelJob(spec, rules.to_dict(), seed, k, obs[a:b], count[a:b])
+        jobs[k] = LabelJob(spec, rules.to_dict(), seed, k, obs[a:b], count[a:b],
+                           np.zeros((b - a, 0), np.int64) if rounds is None else rounds[a:b])
     t0, finished = time.perf_counter(), 0
     results = (run_in_pool(label_chunk, list(jobs.values()), workers, "search-label")
                if workers > 1 else map(label_chunk, jobs.values()))

@@ -246,3 +246,42 @@ def test_a_new_run_reuses_its_own_networks_search_values(
     assert again["finished"] and scored == []
     want, got = load_checkpoint(run / "policy.pt"), load_checkpoint(Path(again["policy"]))
     assert all(torch.equal(v, want["model"][k]) for k, v in got["model"].items())
+
+
+def test_the_teacher_reads_the_others_moves_of_each_decision(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The stage keeps each decision's round (``Decisions.rounds``) and its search gets
+    them: a sampler reading the table deals other worlds with them than without, the
+    uniform one the same."""
+    from scopa_train.stages import distill
+
+    given: list[np.ndarray | None] = []
+    real = distill.search_values
+
+    def spy(*args, **kw):
+        given.append(kw.get("rounds"))
+        return real(*args, **kw)
+
+    monkeypatch.setattr(distill, "search_values", spy)
+    cfg = _cfg(tmp_path, "distill.search=self:search=on,worlds=2,gap=inf",
+               "distill.search_decisions=40")
+    assert recipe.start(cfg, progress=False, log=lambda _: None)["finished"]
+    assert len(given) == 1 and given[0] is not None and len(given[0]) == 40
+    assert (given[0][:, 0] > 0).mean() > 0.5  # most decisions follow another seat's move
+
+    net = PolicyNet()
+    net.load_state_dict(load_checkpoint(tmp_path / "base.pt")["model"])
+    data, _ = distill.collect_decisions(net.eval(), cfg, True, lambda _: None,
+                                        keep_rounds=True)
+    assert data.rounds is not None and len(data.rounds) == len(data)
+    idx = np.flatnonzero(data.rounds[:, 0] > 0)[:30]  # after another seat's move
+    file = save_atomic(policy_checkpoint(net, RULES.to_dict(), {}), tmp_path / "t.pt")
+
+    def values(sampler: str, rounds: np.ndarray | None) -> np.ndarray:
+        spec = self_spec(f"self:search=on,worlds=4,gap=inf,sampler={sampler}", file)
+        return real(spec, RULES, data.obs[idx], data.count[idx], 3, 1, lambda _: None,
+                    rounds=rounds)
+
+    rows = data.rounds[idx]
+    np.testing.assert_array_equal(values("uniform", rows), values("uniform", None))
+    assert not np.array_equal(values("policy", rows), values("policy", None), equal_nan=True)

@@ -289,3 +289,45 @@ def test_a_round_history_that_does_not_lead_to_the_table_is_refused():
     with pytest.raises(ValueError, match="information set is inconsistent: its round's moves "
                                          "do not lead to its table"):
         past_decisions(bad, s.hands)
+
+
+@pytest.mark.parametrize("rules_name", ["scopa", "scopone_scientifico"])
+def test_a_decision_kept_apart_from_its_game_reads_the_same_moves(rules_name):
+    """A training decision kept as its observation and round row (what the expert
+    iteration's search is given, numbered from the dealer) replays the same past
+    decisions as the game's own information set: the same seats relative to the dealer,
+    the same moves, and the same observations of what each seat faced."""
+    from dataclasses import replace
+
+    from scopa_env.observation import decode_info, encode
+    from scopa_env.vector import VectorScopaEnv
+    from scopa_env.vector_states import round_history_of
+
+    rules = make_rules(rules_name)
+    p = rules.players
+    env = VectorScopaEnv(16, rules=rules, seed=3, records=False)
+    rng = np.random.default_rng(3)
+    read = 0
+    for _ in range(60):
+        obs, rows = env.observe(), env.round_rows(np.arange(env.num_envs))
+        for i in range(env.num_envs):
+            whole = env.info_set(i)
+            d = int(env.dealer[i])
+            kept = replace(decode_info(obs[i], rules, whole.legal_actions),
+                           **round_history_of(rows[i], p))
+            assert kept.round_moves == tuple(((s - d) % p, a) for s, a in whole.round_moves)
+            if whole.round_start is None:
+                assert kept.round_start is None
+                continue
+            hands = env.hands[i].tolist()
+            turned = [hands[(s + d) % p] for s in range(p)]  # seat s from the dealer
+            a, b = past_decisions(whole, hands), past_decisions(kept, turned)
+            assert [(x.seat - d) % p for x in a] == [y.seat for y in b]
+            assert [x.action for x in a] == [y.action for y in b]
+            assert [x.later for x in a] == [y.later for y in b]
+            for x, y in zip(a, b, strict=True):
+                assert np.array_equal(encode(x.state, x.seat), encode(y.state, y.seat))
+            read += len(a)
+        legal = [env.legal_ids[i, :env.legal_valid[i].sum()] for i in range(env.num_envs)]
+        env.step(np.array([rng.choice(m) for m in legal]))
+    assert read > 100, f"only {read} past decisions compared"

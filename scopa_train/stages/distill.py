@@ -151,6 +151,9 @@ class Decisions(FlatDecisions):
     feats: np.ndarray  # (M, ACTION_DIM) float32
     target: np.ndarray  # (M,) float32
     search: np.ndarray | None = None  # (M,) the search's move values; NaN where unscored
+    # (N, W) each decision's round row (VectorScopaEnv.round_rows: the others' moves this
+    # round, what a search reading the table weights its worlds by); None: not kept
+    rounds: np.ndarray | None = None
 
 
 def view_inputs(data: FlatDecisions, feats: np.ndarray, idx: np.ndarray, views: np.ndarray
@@ -184,16 +187,17 @@ def averaged_logits(net: PolicyNet, data: FlatDecisions, feats: np.ndarray,
 
 
 def collect_decisions(policy: PolicyNet, cfg: StageConfig, skip_last_deal: bool,
-                      log: Callable[[str], None], halted: Halted = lambda: None
-                      ) -> tuple[Decisions | None, int]:
+                      log: Callable[[str], None], halted: Halted = lambda: None,
+                      keep_rounds: bool = False) -> tuple[Decisions | None, int]:
     """At least ``cfg.fit.decisions`` decisions with a choice from the policy's
     rollouts, with their targets, and the env steps played; None for the decisions when
     ``halted()`` says why to stop first. ``skip_last_deal``: leave out 2-player
-    decisions with the deck empty (a last-deal scorer plays those)."""
-    obs, feats, count = [], [], []
+    decisions with the deck empty (a last-deal scorer plays those); ``keep_rounds``:
+    keep each decision's round row (``Decisions.rounds``, for a search to read)."""
+    obs, feats, count, rounds = [], [], [], []
     kept, rollout, env_steps = 0, 0, 0
     t0 = time.perf_counter()
-    rollouts = play_rollouts(policy, cfg)
+    rollouts = play_rollouts(policy, cfg, keep_rounds=keep_rounds)
     while kept < cfg.fit.decisions:
         if halted() is not None:
             return None, env_steps
@@ -209,6 +213,7 @@ def collect_decisions(policy: PolicyNet, cfg: StageConfig, skip_last_deal: bool,
         obs.append(rows.obs[idx])
         feats.append(batch.feats.numpy()[rows.moves(idx)[0]])
         count.append(rows.count[idx])
+        rounds.append(batch.rounds.numpy()[idx])
         kept += len(idx)
         if rollout == 1:
             check_memory(cfg, sum(a.nbytes for a in (*obs, *feats, *count)), kept,
@@ -222,7 +227,8 @@ def collect_decisions(policy: PolicyNet, cfg: StageConfig, skip_last_deal: bool,
     target = averaged_logits(policy, flat, f)
     log(f"targets: {len(flat):,} decisions x {VIEWS} suit views, "
         f"{time.perf_counter() - t0:.0f} s")
-    return Decisions(flat.obs, flat.start, flat.count, f, target), env_steps
+    return Decisions(flat.obs, flat.start, flat.count, f, target,
+                     rounds=join(rounds) if keep_rounds else None), env_steps
 
 
 def add_search_values(data: Decisions, cfg: StageConfig,
@@ -243,7 +249,8 @@ def add_search_values(data: Decisions, cfg: StageConfig,
     workers = d.search_workers or os.cpu_count() or 1
     log(f"scoring {n:,} decisions with {spec} ({workers} worker processes)")
     values = search_values(spec, c.make_rules(), data.obs[idx], data.count[idx],
-                           c.seed, workers, log, halted=halted, cache=cache)
+                           c.seed, workers, log, halted=halted, cache=cache,
+                           rounds=None if data.rounds is None else data.rounds[idx])
     if values is None:
         return None
     before = _best_moves(data, idx)
@@ -324,8 +331,9 @@ class DistillStage(FittingStage):
         skip = self.last_deal is not None and self.cfg.rules.players == 2
         self.say(f"collecting {self.cfg.fit.decisions:,} decisions with a choice"
                  + (" (the last deal left to the last-deal scorer)" if skip else ""))
-        data, steps = collect_decisions(self.teacher, self.cfg, skip, self.say, halted)
         d = self.cfg.distill
+        data, steps = collect_decisions(self.teacher, self.cfg, skip, self.say, halted,
+                                        keep_rounds=d.search_decisions > 0)
         if data is not None and d.search_decisions:
             if halted() is not None:
                 return None, steps

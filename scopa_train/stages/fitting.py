@@ -85,11 +85,12 @@ class FlatDecisions:
         return self.start[idx][row] + col, row, col
 
 
-def play_rollouts(policy: PolicyNet, cfg: StageConfig, teacher: Teacher | None = None
-                  ) -> Iterator[tuple[Batch, int]]:
+def play_rollouts(policy: PolicyNet, cfg: StageConfig, teacher: Teacher | None = None,
+                  keep_rounds: bool = False) -> Iterator[tuple[Batch, int]]:
     """Rollouts of ``policy`` against the config's opponents (``past`` plays as
     ``self``), seeded by the config's seed and the rollout's number: each rollout's
-    learner decisions and env steps, for as long as the caller reads them."""
+    learner decisions and env steps, for as long as the caller reads them
+    (``keep_rounds``: with each decision's round row, ``Batch.rounds``)."""
     import agents
 
     torch.manual_seed(cfg.seed)
@@ -97,7 +98,7 @@ def play_rollouts(policy: PolicyNet, cfg: StageConfig, teacher: Teacher | None =
     n = cfg.rollouts.num_envs
     collector = RolloutCollector(cfg.make_env(), cfg.ppo.reward_scale, agents.make_agent,
                                  batched_baseline,
-                                 teacher=teacher)
+                                 teacher=teacher, keep_rounds=keep_rounds)
     weights: dict[str, float] = {}
     for k, w in cfg.opponents.items():
         kind = SELF if k == PAST else k
