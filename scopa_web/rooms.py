@@ -214,9 +214,9 @@ class Room:
         if seat is None:
             raise ApiError(403, f"no seat of room {self.id} has this link's code")
         if not self.seats[seat].open:
-            left = [s for s, x in enumerate(self.seats) if x.open]
-            raise ApiError(409, f"seat {seat} is already taken" + (
-                f"; open seats: {', '.join(map(str, left))} (ask for their links)" if left
+            left = sum(x.open for x in self.seats)
+            raise ApiError(409, "this seat is already taken" + (
+                f"; {left} more can join (ask for their links)" if left
                 else ": the room is full (you can watch)"))
         token = new_token()
         claimed = Seat(None, name, self.seats[seat].invite, token_hash(token))
@@ -258,8 +258,9 @@ class Room:
         if seat == me:
             raise ApiError(409, "you cannot give your own seat away: play, or leave it idle")
         if seat not in self.idle_seats(now):
-            raise ApiError(409, f"seat {seat} is not idle: a person's seat can be given to an "
-                                f"agent when its turn has waited {IDLE_LIMIT:g} s")
+            raise ApiError(409, f"{self.seats[seat].name}'s seat is not idle: a person's seat "
+                                f"can be given to an agent when its turn has waited "
+                                f"{IDLE_LIMIT:g} s")
         self._set_seat(seat, Seat(spec, spec))
         self.agents[seat] = make_agent(spec, seed=derive_seed(self.seed, 2000 + seat))
         return self.advance(now)
@@ -322,10 +323,11 @@ class Room:
         if s.done:
             raise ApiError(409, "the match is over: start a new one")
         if not self.started:
-            raise ApiError(409, "the match has not started: waiting for seat(s) " + ", ".join(
-                str(i) for i, x in enumerate(self.seats) if x.open))
+            left = sum(x.open for x in self.seats)
+            raise ApiError(409, f"the match has not started: waiting for {left} more "
+                                f"player{'s' if left > 1 else ''} to join")
         if s.to_move != seat:
-            raise ApiError(409, f"it is seat {s.to_move}'s turn, not yours (seat {seat})")
+            raise ApiError(409, f"it is {self.seats[s.to_move].name}'s turn, not yours")
         legal = s.legal_actions()
         if action not in legal:
             raise ApiError(400, f"{action_text(action)} is not legal here; legal moves: "

@@ -357,8 +357,8 @@ class Api:
             if not room.started:
                 raise ApiError(409, "the match has not started: a hint is for your turn")
             if s.to_move != seat or not s.hands[seat]:
-                raise ApiError(409, f"a hint is for your turn: it is seat {s.to_move}'s, "
-                                    f"not yours (seat {seat})")
+                raise ApiError(409, f"a hint is for your turn: it is "
+                                    f"{room.seats[s.to_move].name}'s, not yours")
             info, moves = info_set(s, seat), len(room.events)
         return _json(200, await run_in_threadpool(reviews.hint, room.id, moves, info))
 

@@ -259,7 +259,7 @@ def test_bad_requests_get_clear_4xx_messages(served, monkeypatch) -> None:
     assert out["view"]["hand"] and not out["view"]["legal"]  # no move before the start
     first = srv.lobby.get(rid).room.state.legal_actions()[0]
     status, err = client.call("POST", move, {"token": mine, "action": first, "n": 0})
-    assert status == 409 and "has not started: waiting for seat(s) 1" in err["error"]
+    assert status == 409 and "has not started: waiting for 1 more player to join" in err["error"]
     status, joined = client.call("POST", f"/api/room/{rid}/join", {"invite": invite})
     theirs = joined["token"]
     assert joined["view"]["names"] == ["ann", "human"]
@@ -270,11 +270,11 @@ def test_bad_requests_get_clear_4xx_messages(served, monkeypatch) -> None:
     illegal = next(a for a in range(16204) if a not in {m["id"] for m in view["view"]["legal"]})
     cases = [
         ("POST", f"/api/room/{rid}/join", {"invite": invite}, None, 409,
-         "seat 1 is already taken: the room is full (you can watch)"),
+         "this seat is already taken: the room is full (you can watch)"),
         ("POST", f"/api/room/{rid}/join", {"invite": "guessed"}, None, 403,
          "no seat of room"),
         ("POST", move, {"token": other, "action": good, "n": 0}, None, 409,
-         f"it is seat {to_move}'s turn, not yours"),
+         f"it is {['ann', 'human'][to_move]}'s turn, not yours"),
         ("POST", move, {"token": "forged-token", "action": good, "n": 0}, None, 403,
          "this token holds no seat"),
         ("POST", move, {"action": good, "n": 0}, None, 403, "needs your seat's token"),
@@ -312,7 +312,7 @@ def test_bad_requests_get_clear_4xx_messages(served, monkeypatch) -> None:
         ("POST", "/api/rooms", {"seats": [None, None], "seat": 0, "name": "x" * 41}, None,
          400, "at most 40 characters"),
         ("POST", f"/api/room/{rid}/hand-over", {"token": other, "seat": to_move}, None, 409,
-         f"seat {to_move} is not idle"),
+         f"{['ann', 'human'][to_move]}'s seat is not idle"),
         ("POST", f"/api/room/{rid}/hand-over", {"token": mover, "seat": to_move}, None, 409,
          "cannot give your own seat away"),
     ]
