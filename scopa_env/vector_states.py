@@ -59,6 +59,11 @@ class GameViews:
         for a game loaded without its round's moves)."""
         return round_history_of(self.round_rows([i])[0], self.players, int(self.dealer[i]))
 
+    @property
+    def round_width(self) -> int:
+        """The columns of a round row (``round_rows``)."""
+        return ROUND_HEAD + self._round_size
+
     def round_rows(self, games: Any) -> np.ndarray:
         """The round histories of ``games`` packed one int64 row each, numbered from the
         dealer as observations are (``ROUND_ROW``; ``round_history_of`` reads a row back):
@@ -66,7 +71,7 @@ class GameViews:
         g = np.asarray(games, np.int64).reshape(-1)
         flip = self.dealer[g] % 2  # a team's number from the dealer's team
         k = np.where(self.round_known[g], self._n_moves[g] % self._round_size, 0)
-        rows = np.full((len(g), ROUND_HEAD + self._round_size), -1, np.int64)
+        rows = np.full((len(g), self.round_width), -1, np.int64)
         rows[:, 0] = k
         rows[:, 1] = self.round_start_table[g].astype(np.int64)
         both = np.arange(2)

@@ -330,7 +330,7 @@ class RolloutCollector:
         # the learner seat whose reward is reported for each game (lowest learner seat)
         report_seat = np.argmax(learner, axis=1)
         report_team = report_seat % 2
-        width = env.round_rows([0]).shape[1] if self.keep_rounds else 0
+        width = env.round_width if self.keep_rounds else 0
         store = _Store(n * steps, OBS_DIM, width)
         last = np.full((n, p), -1, np.int64)  # open decision of each (game, seat)
         stats = RolloutStats()

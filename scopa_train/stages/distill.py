@@ -216,7 +216,7 @@ def collect_decisions(policy: PolicyNet, cfg: StageConfig, skip_last_deal: bool,
         rounds.append(batch.rounds.numpy()[idx])
         kept += len(idx)
         if rollout == 1:
-            check_memory(cfg, sum(a.nbytes for a in (*obs, *feats, *count)), kept,
+            check_memory(cfg, sum(a.nbytes for a in (*obs, *feats, *count, *rounds)), kept,
                          int(sum(c.sum() for c in count)))
         if rollout % 10 == 0:
             log(f"collected {kept:,} decisions in {rollout} rollouts, "
