@@ -90,6 +90,7 @@ def test_hints_in_a_room_hold_no_hidden_card_and_the_review_is_scopa_reviews(
         other = 1 - seat
         status, err = client.call("POST", f"/api/room/{rid}/hint", {"token": tokens[other]})
         assert status == 409 and "your turn" in err["error"], err
+        assert f"it is {view['names'][seat]}'s, not yours" in err["error"], err
         status, err = client.call("POST", f"/api/room/{rid}/hint", {"token": "forged"})
         assert status == 403 and "token" in err["error"]
         status, mine = client.call("GET", f"/api/room/{rid}?token={tokens[seat]}")

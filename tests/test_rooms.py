@@ -228,6 +228,24 @@ def test_two_people_play_a_room_to_the_end_seen_live_by_both_and_a_watcher(
         assert status == 200 and "<!DOCTYPE html>" in page
 
 
+def test_refusals_in_a_room_still_filling_count_the_players_not_seat_numbers(served) -> None:
+    """A seat link used twice while other seats are open says how many more can join,
+    and a move before the start how many players it waits for (never a seat number)."""
+    srv, client = served
+    out = _create(client, rules="scopone_scientifico", seats=[None, None, None, "greedy"],
+                  seat=0, name="cara")
+    rid = out["room"]
+    status, _ = client.call("POST", f"/api/room/{rid}/join", {"invite": out["invites"]["1"]})
+    assert status == 200
+    status, err = client.call("POST", f"/api/room/{rid}/join", {"invite": out["invites"]["1"]})
+    assert status == 409 and err["error"] == (
+        "this seat is already taken; 1 more can join (ask for their links)")
+    first = srv.lobby.get(rid).room.state.legal_actions()[0]
+    status, err = client.call("POST", f"/api/room/{rid}/move",
+                              {"token": out["token"], "action": first, "n": 0})
+    assert status == 409 and "waiting for 1 more player to join" in err["error"]
+
+
 def test_four_seats_two_people_two_agents(served) -> None:
     srv, client = served
     out = _create(client, rules="scopone_scientifico", seats=[None, "greedy", None, "random"],
